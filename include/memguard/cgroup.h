@@ -1,0 +1,67 @@
+/* cgroup v2 through directory fds.
+ *
+ * Every function takes an fd for a cgroup directory (opened once by the
+ * caller, from the real mount or from a fake tree in tests) and names files
+ * relative to it. No path to the cgroup mount is written here. Where a path
+ * argument exists it is only used in messages. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mg_memory_events {
+	uint64_t low, high, max, oom, oom_kill, oom_group_kill;
+};
+
+/* Opens a cgroup directory (O_RDONLY|O_DIRECTORY) relative to dirfd. */
+int mg_cg_open(int dirfd, const char *path);
+
+/* Creates dirfd/name and returns an fd for it. An existing one is -EEXIST. */
+int mg_cg_create(int dirfd, const char *name);
+
+/* Removes dirfd/name and every child cgroup below it, deepest first. A
+ * missing cgroup counts as removed. -EBUSY while processes remain. */
+int mg_cg_remove(int dirfd, const char *name);
+
+/* True when cgfd's cgroup.controllers lists controller. */
+int mg_cg_has_controller(int cgfd, const char *controller);
+
+/* Enables controllers ("memory pids") for cgfd's children. Fails with a
+ * logged reason: a controller missing from cgfd/cgroup.controllers, or
+ * -EBUSY when cgfd itself holds processes (no internal processes rule).
+ * cgpath is only for messages. */
+int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controllers);
+
+/* Writes one cgroup file in one write(). On ENOENT/EACCES/EPERM for a
+ * controller file, logs what is really missing. cgpath is for messages. */
+int mg_cg_write(int cgfd, const char *cgpath, const char *file, const char *value);
+
+/* Writes a size, as "max" for MG_SIZE_UNLIMITED. */
+int mg_cg_write_size(int cgfd, const char *cgpath, const char *file, uint64_t bytes);
+
+/* Reads a one-number file such as memory.current; "max" is MG_SIZE_UNLIMITED. */
+int mg_cg_read_u64(int cgfd, const char *file, uint64_t *ret);
+
+/* Reads one key of a flat-keyed file (memory.stat, cgroup.events). */
+int mg_cg_read_key(int cgfd, const char *file, const char *key, uint64_t *ret);
+
+int mg_memory_events_parse(const char *text, struct mg_memory_events *ret);
+int mg_cg_read_memory_events(int cgfd, struct mg_memory_events *ret);
+
+/* 1 when processes remain anywhere below cgfd, 0 when empty. */
+int mg_cg_populated(int cgfd);
+
+/* Moves pid into cgfd's cgroup. */
+int mg_cg_move_pid(int cgfd, pid_t pid);
+
+/* SIGKILLs every process in the subtree: cgroup.kill where the kernel has it
+ * (5.14+), else freeze, kill each pid, and always thaw. Returns the number of
+ * processes signalled by the fallback, or 0; an empty or vanished cgroup is 0. */
+int mg_cg_kill(int cgfd);
+
+/* Parses /proc/<pid>/cgroup text and returns the cgroup v2 ("0::") path. */
+int mg_proc_cgroup_parse(const char *text, char **ret_path);
+
+/* Reads <procfd>/<pid>/cgroup and returns the v2 path of pid (0 = self). */
+int mg_cg_pid_path(int procfd, pid_t pid, char **ret_path);

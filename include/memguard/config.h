@@ -1,0 +1,43 @@
+/* memguard.conf: one INI file plus conf.d/NAME.conf drop-ins, read in order.
+ * Defaults live in mg_config_defaults() and nowhere else; conf/memguard.conf
+ * documents every key. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MG_CONFIG_FILE "/etc/memguard/memguard.conf"
+#define MG_CONFIG_DROPIN_DIR "/etc/memguard/conf.d"
+
+enum mg_rlimit_as_mode { MG_RLIMIT_AS_AUTO, MG_RLIMIT_AS_ON, MG_RLIMIT_AS_OFF };
+
+struct mg_config {
+	/* [budget] */
+	char reserve[32];   /* size or percent of MemTotal kept for the OS and daemons */
+	bool reserve_shmem; /* also keep back what Shmem (tmpfs, a RAM-resident OS image) holds */
+	uint64_t min_share; /* a share below this is an error */
+	/* [task] */
+	unsigned high_percent; /* memory.high as a percentage of the share; 0 = not set */
+	uint64_t swap_max;     /* memory.swap.max per task */
+	bool oom_group;        /* memory.oom.group: a task and its children die together */
+	enum mg_rlimit_as_mode rlimit_as;
+	bool heap_flags;          /* set runtime heap flags from the share */
+	uint64_t kill_grace_usec; /* after forwarding SIGTERM, wait this long, then kill */
+	/* [cgroup] */
+	char parent[64]; /* memguard's own cgroup under the root, when running as root */
+	/* [log] */
+	int log_level; /* syslog level */
+};
+
+void mg_config_defaults(struct mg_config *cfg);
+
+/* Parses INI text; origin names it in messages ("file"). On error returns
+ * -EINVAL and writes a one-line "origin:line: reason" into err. */
+int mg_config_parse_string(struct mg_config *cfg, const char *text, const char *origin, char *err,
+                           size_t errsize);
+
+/* Loads path (a missing file is fine unless required) and then every
+ * dropin_dir/NAME.conf in lexical order. Either argument may be NULL. */
+int mg_config_load(struct mg_config *cfg, const char *path, bool required, const char *dropin_dir, char *err,
+                   size_t errsize);

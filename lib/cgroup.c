@@ -1,0 +1,372 @@
+#include "memguard/cgroup.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "memguard/log.h"
+#include "memguard/units.h"
+#include "memguard/util.h"
+
+int mg_cg_open(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int mg_cg_create(int dirfd, const char *name)
+{
+	if (mkdirat(dirfd, name, 0755) < 0)
+		return -errno;
+	return mg_cg_open(dirfd, name);
+}
+
+/* Children first: rmdir of a cgroup with child cgroups fails with EBUSY. */
+static int remove_children(int cgfd, int depth)
+{
+	_cleanup_close_ int dupfd = -1;
+	DIR *dir;
+	struct dirent *de;
+	int r = 0;
+
+	if (depth > 64)
+		return -ELOOP;
+	dupfd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dupfd < 0)
+		return -errno;
+	dir = fdopendir(dupfd);
+	if (!dir)
+		return -errno;
+	dupfd = -1; /* owned by dir now */
+	while ((de = readdir(dir))) {
+		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		_cleanup_close_ int child = mg_cg_open(cgfd, de->d_name);
+		if (child < 0)
+			continue; /* vanished meanwhile */
+		int k = remove_children(child, depth + 1);
+		if (k == 0 && unlinkat(cgfd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			k = -errno;
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	closedir(dir);
+	return r;
+}
+
+int mg_cg_remove(int dirfd, const char *name)
+{
+	_cleanup_close_ int cgfd = mg_cg_open(dirfd, name);
+	int r;
+
+	if (cgfd == -ENOENT)
+		return 0;
+	if (cgfd < 0)
+		return cgfd;
+	r = remove_children(cgfd, 0);
+	if (r < 0)
+		return r;
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static bool word_in_list(const char *list, const char *word)
+{
+	size_t wlen = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += wlen) {
+		bool starts = p == list || p[-1] == ' ' || p[-1] == '\n';
+		char after = p[wlen];
+		if (starts && (after == '\0' || after == ' ' || after == '\n'))
+			return true;
+	}
+	return false;
+}
+
+int mg_cg_has_controller(int cgfd, const char *controller)
+{
+	char buf[512];
+	ssize_t n = mg_read_small_at(cgfd, "cgroup.controllers", buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return word_in_list(buf, controller);
+}
+
+int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controllers)
+{
+	char spec[256] = "", name[32];
+	const char *p = controllers;
+	int r;
+
+	while (*p) {
+		size_t len = strcspn(p, " ");
+		if (len > 0 && len < sizeof(name)) {
+			memcpy(name, p, len);
+			name[len] = '\0';
+			r = mg_cg_has_controller(cgfd, name);
+			if (r < 0)
+				return mg_log_errno(LOG_ERR, r, "read %s/cgroup.controllers: %m", cgpath);
+			if (r == 0)
+				return mg_log_errno(LOG_ERR, ENOENT, "controller %s not enabled in %s", name,
+				                    cgpath);
+			if (strlen(spec) + len + 3 < sizeof(spec)) {
+				strcat(spec, spec[0] ? " +" : "+");
+				strcat(spec, name);
+			}
+		}
+		p += len;
+		while (*p == ' ')
+			p++;
+	}
+	r = mg_write_file_at(cgfd, "cgroup.subtree_control", spec);
+	if (r == -EBUSY)
+		return mg_log_errno(LOG_ERR, r,
+		                    "cannot enable %s for children of %s: it holds processes "
+		                    "(cgroup v2 allows no internal processes)",
+		                    controllers, cgpath);
+	if (r < 0)
+		return mg_log_errno(LOG_ERR, r, "write \"%s\" to %s/cgroup.subtree_control: %m", spec,
+		                    cgpath);
+	return 0;
+}
+
+/* "memory.max" -> "memory". */
+static bool controller_of(const char *file, char *buf, size_t size)
+{
+	size_t len = strcspn(file, ".");
+
+	if (file[len] != '.' || len == 0 || len >= size || strncmp(file, "cgroup", len) == 0)
+		return false;
+	memcpy(buf, file, len);
+	buf[len] = '\0';
+	return true;
+}
+
+int mg_cg_write(int cgfd, const char *cgpath, const char *file, const char *value)
+{
+	char controller[32];
+	int r = mg_write_file_at(cgfd, file, value);
+
+	if (r >= 0)
+		return 0;
+	if ((r == -ENOENT || r == -EACCES || r == -EPERM) &&
+	    controller_of(file, controller, sizeof(controller))) {
+		_cleanup_close_ int parent = openat(cgfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char sub[512];
+
+		if (parent >= 0 &&
+		    mg_read_small_at(parent, "cgroup.subtree_control", sub, sizeof(sub)) >= 0 &&
+		    !word_in_list(sub, controller))
+			return mg_log_errno(LOG_ERR, r, "controller %s not enabled in the parent of %s",
+			                    controller, cgpath);
+	}
+	return mg_log_errno(LOG_ERR, r, "write \"%s\" to %s/%s: %m", value, cgpath, file);
+}
+
+int mg_cg_write_size(int cgfd, const char *cgpath, const char *file, uint64_t bytes)
+{
+	char buf[32];
+
+	if (bytes == MG_SIZE_UNLIMITED)
+		snprintf(buf, sizeof(buf), "max");
+	else
+		snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
+	return mg_cg_write(cgfd, cgpath, file, buf);
+}
+
+int mg_cg_read_u64(int cgfd, const char *file, uint64_t *ret)
+{
+	char buf[64];
+	ssize_t n = mg_read_small_at(cgfd, file, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strcmp(buf, "max") == 0) {
+		*ret = MG_SIZE_UNLIMITED;
+		return 0;
+	}
+	return mg_parse_u64(buf, ret) < 0 ? -EBADMSG : 0;
+}
+
+int mg_cg_read_key(int cgfd, const char *file, const char *key, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	ssize_t n = mg_read_file_at(cgfd, file, &text);
+
+	if (n < 0)
+		return (int)n;
+	return mg_keyed_u64(text, key, ret);
+}
+
+int mg_memory_events_parse(const char *text, struct mg_memory_events *ret)
+{
+	struct {
+		const char *key;
+		uint64_t *dst;
+	} fields[] = {
+	        {"low", &ret->low}, {"high", &ret->high},         {"max", &ret->max},
+	        {"oom", &ret->oom}, {"oom_kill", &ret->oom_kill}, {"oom_group_kill", &ret->oom_group_kill},
+	};
+	struct mg_memory_events ev = {0};
+
+	*ret = ev;
+	for (size_t i = 0; i < MG_ARRAY_SIZE(fields); i++) {
+		int r = mg_keyed_u64(text, fields[i].key, fields[i].dst);
+		/* oom_group_kill arrived in 5.17; older kernels lack it. */
+		if (r == -ENOENT && strcmp(fields[i].key, "oom_group_kill") == 0)
+			continue;
+		if (r < 0)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+int mg_cg_read_memory_events(int cgfd, struct mg_memory_events *ret)
+{
+	char buf[512];
+	ssize_t n = mg_read_small_at(cgfd, "memory.events", buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return mg_memory_events_parse(buf, ret);
+}
+
+int mg_cg_populated(int cgfd)
+{
+	uint64_t v;
+	int r = mg_cg_read_key(cgfd, "cgroup.events", "populated", &v);
+
+	return r < 0 ? r : v != 0;
+}
+
+int mg_cg_move_pid(int cgfd, pid_t pid)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	return mg_write_file_at(cgfd, "cgroup.procs", buf);
+}
+
+/* Signals a pid through a pidfd, so a recycled pid is never hit. */
+static int kill_pid(pid_t pid)
+{
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (pidfd < 0)
+		return errno == ESRCH ? 0 : -errno;
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
+		return errno == ESRCH ? 0 : -errno;
+	return 1;
+}
+
+static int kill_procs_recursive(int cgfd, int depth)
+{
+	_cleanup_free_ char *procs = NULL;
+	int killed = 0;
+
+	if (depth > 64)
+		return -ELOOP;
+	if (mg_read_file_at(cgfd, "cgroup.procs", &procs) >= 0) {
+		for (char *line = procs, *next; line && *line; line = next) {
+			uint64_t pid;
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (mg_parse_u64(line, &pid) == 0 && pid > 0 && kill_pid((pid_t)pid) > 0)
+				killed++;
+		}
+	}
+
+	_cleanup_close_ int dupfd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	struct dirent *de;
+
+	if (!dir)
+		return killed;
+	dupfd = -1;
+	while ((de = readdir(dir))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		_cleanup_close_ int child = mg_cg_open(cgfd, de->d_name);
+		int k = child >= 0 ? kill_procs_recursive(child, depth + 1) : 0;
+		if (k > 0)
+			killed += k;
+	}
+	closedir(dir);
+	return killed;
+}
+
+/* Waits up to timeout_ms for cgroup.events to say "frozen 1". */
+static void wait_frozen(int cgfd, int timeout_ms)
+{
+	uint64_t deadline = mg_now_usec() + (uint64_t)timeout_ms * 1000u;
+
+	while (mg_now_usec() < deadline) {
+		uint64_t frozen = 0;
+		if (mg_cg_read_key(cgfd, "cgroup.events", "frozen", &frozen) < 0 || frozen)
+			return;
+		usleep(5000);
+	}
+}
+
+int mg_cg_kill(int cgfd)
+{
+	int r = mg_write_file_at(cgfd, "cgroup.kill", "1");
+
+	if (r == 0 || r == -ENODEV)
+		return 0;
+	if (r != -ENOENT)
+		return r;
+	/* Before 5.14: freeze so no process forks away, kill each, always thaw. */
+	r = mg_write_file_at(cgfd, "cgroup.freeze", "1");
+	if (r == 0)
+		wait_frozen(cgfd, 1000);
+	int killed = kill_procs_recursive(cgfd, 0);
+	if (r == 0)
+		(void)mg_write_file_at(cgfd, "cgroup.freeze", "0");
+	return killed;
+}
+
+int mg_proc_cgroup_parse(const char *text, char **ret_path)
+{
+	for (const char *line = text; line && *line;) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (len >= 4 && strncmp(line, "0::/", 4) == 0) {
+			char *path = strndup(line + 3, len - 3);
+			if (!path)
+				return -ENOMEM;
+			*ret_path = path;
+			return 0;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int mg_cg_pid_path(int procfd, pid_t pid, char **ret_path)
+{
+	_cleanup_free_ char *text = NULL;
+	char name[40];
+	ssize_t n;
+
+	if (pid == 0)
+		snprintf(name, sizeof(name), "self/cgroup");
+	else
+		snprintf(name, sizeof(name), "%d/cgroup", (int)pid);
+	n = mg_read_file_at(procfd, name, &text);
+	if (n < 0)
+		return (int)n;
+	return mg_proc_cgroup_parse(text, ret_path);
+}

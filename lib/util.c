@@ -1,0 +1,141 @@
+#include "memguard/util.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+static ssize_t read_all_fd(int fd, char **ret_text)
+{
+	size_t cap = 4096, len = 0;
+	_cleanup_free_ char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (len + 1 >= cap) {
+			char *bigger = realloc(buf, cap * 2);
+			if (!bigger)
+				return -ENOMEM;
+			buf = bigger;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret_text = TAKE_PTR(buf);
+	return (ssize_t)len;
+}
+
+ssize_t mg_read_file_at(int dirfd, const char *name, char **ret_text)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return read_all_fd(fd, ret_text);
+}
+
+ssize_t mg_read_file(const char *path, char **ret_text)
+{
+	return mg_read_file_at(AT_FDCWD, path, ret_text);
+}
+
+ssize_t mg_read_small_at(int dirfd, const char *name, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (size == 0)
+		return -EINVAL;
+	while (len < size - 1) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+int mg_write_file_at(int dirfd, const char *name, const char *value)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(value);
+
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, value, len);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
+}
+
+int mg_parse_u64(const char *s, uint64_t *ret_value)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+			return -ERANGE;
+	}
+	*ret_value = v;
+	return 0;
+}
+
+int mg_keyed_u64(const char *text, const char *key, uint64_t *ret_value)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = text; line && *line;) {
+		const char *eol = strchr(line, '\n');
+		size_t llen = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (llen > klen && strncmp(line, key, klen) == 0 &&
+		    (line[klen] == ' ' || line[klen] == ':' || line[klen] == '\t')) {
+			const char *p = line + klen;
+			char num[32];
+			size_t n = 0;
+
+			if (*p == ':')
+				p++;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			while (p < line + llen && *p >= '0' && *p <= '9' && n < sizeof(num) - 1)
+				num[n++] = *p++;
+			num[n] = '\0';
+			return mg_parse_u64(num, ret_value) < 0 ? -EBADMSG : 0;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+uint64_t mg_now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
