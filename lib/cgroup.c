@@ -28,37 +28,69 @@ int mg_cg_create(int dirfd, const char *name)
 	return mg_cg_open(dirfd, name);
 }
 
-/* Children first: rmdir of a cgroup with child cgroups fails with EBUSY. */
-static int remove_children(int cgfd, int depth)
+int mg_cg_for_each_child(int cgfd, int (*fn)(int childfd, const char *name, void *userdata), void *userdata)
 {
-	_cleanup_close_ int dupfd = -1;
-	DIR *dir;
+	_cleanup_close_ int dupfd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct dirent *de;
+	DIR *dir;
 	int r = 0;
 
-	if (depth > 64)
-		return -ELOOP;
-	dupfd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dupfd < 0)
 		return -errno;
 	dir = fdopendir(dupfd);
 	if (!dir)
 		return -errno;
 	dupfd = -1; /* owned by dir now */
-	while ((de = readdir(dir))) {
-		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+	while (r == 0 && (de = readdir(dir))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
 		_cleanup_close_ int child = mg_cg_open(cgfd, de->d_name);
-		if (child < 0)
-			continue; /* vanished meanwhile */
-		int k = remove_children(child, depth + 1);
-		if (k == 0 && unlinkat(cgfd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-			k = -errno;
-		if (k < 0 && r == 0)
-			r = k;
+		if (child >= 0)
+			r = fn(child, de->d_name, userdata);
 	}
 	closedir(dir);
 	return r;
+}
+
+int mg_cg_for_each_pid(int cgfd, int (*fn)(pid_t pid, void *userdata), void *userdata)
+{
+	_cleanup_free_ char *procs = NULL;
+	ssize_t n = mg_read_file_at(cgfd, "cgroup.procs", &procs);
+	int r = 0;
+
+	if (n < 0)
+		return (int)n;
+	for (char *line = procs, *next; r == 0 && line && *line; line = next) {
+		uint64_t pid;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (mg_parse_u64(line, &pid) == 0 && pid > 0 && pid <= INT32_MAX)
+			r = fn((pid_t)pid, userdata);
+	}
+	return r;
+}
+
+struct remove_state {
+	int parentfd;
+	int depth;
+};
+
+/* Children first: rmdir of a cgroup with child cgroups fails with EBUSY. */
+static int remove_tree(int childfd, const char *name, void *userdata)
+{
+	const struct remove_state *up = userdata;
+	struct remove_state st = {.parentfd = childfd, .depth = up->depth + 1};
+	int r;
+
+	if (st.depth > 64)
+		return -ELOOP;
+	r = mg_cg_for_each_child(childfd, remove_tree, &st);
+	if (r < 0)
+		return r;
+	if (unlinkat(up->parentfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
 }
 
 int mg_cg_remove(int dirfd, const char *name)
@@ -70,7 +102,8 @@ int mg_cg_remove(int dirfd, const char *name)
 		return 0;
 	if (cgfd < 0)
 		return cgfd;
-	r = remove_children(cgfd, 0);
+	struct remove_state st = {.parentfd = cgfd, .depth = 0};
+	r = mg_cg_for_each_child(cgfd, remove_tree, &st);
 	if (r < 0)
 		return r;
 	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
@@ -82,6 +115,8 @@ static bool word_in_list(const char *list, const char *word)
 {
 	size_t wlen = strlen(word);
 
+	if (wlen == 0)
+		return false;
 	for (const char *p = list; (p = strstr(p, word)); p += wlen) {
 		bool starts = p == list || p[-1] == ' ' || p[-1] == '\n';
 		char after = p[wlen];
@@ -109,7 +144,10 @@ int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controlle
 
 	while (*p) {
 		size_t len = strcspn(p, " ");
-		if (len > 0 && len < sizeof(name)) {
+		if (len >= sizeof(name) || strlen(spec) + len + 3 >= sizeof(spec))
+			return mg_log_errno(LOG_ERR, EINVAL, "enable controllers \"%s\" in %s: name too long",
+					    controllers, cgpath);
+		if (len > 0) {
 			memcpy(name, p, len);
 			name[len] = '\0';
 			r = mg_cg_has_controller(cgfd, name);
@@ -118,10 +156,8 @@ int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controlle
 			if (r == 0)
 				return mg_log_errno(LOG_ERR, ENOENT, "controller %s not enabled in %s", name,
 				                    cgpath);
-			if (strlen(spec) + len + 3 < sizeof(spec)) {
-				strcat(spec, spec[0] ? " +" : "+");
-				strcat(spec, name);
-			}
+			strcat(spec, spec[0] ? " +" : "+");
+			strcat(spec, name);
 		}
 		p += len;
 		while (*p == ' ')
@@ -257,11 +293,15 @@ int mg_cg_move_pid(int cgfd, pid_t pid)
 	return mg_write_file_at(cgfd, "cgroup.procs", buf);
 }
 
-/* Signals a pid through a pidfd, so a recycled pid is never hit. */
+/* Signals a pid through a pidfd, so a recycled pid is never hit; before
+ * 5.3 there are no pidfds, and a frozen cgroup keeps the pid from exiting
+ * and being reused meanwhile anyway. */
 static int kill_pid(pid_t pid)
 {
 	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 
+	if (pidfd < 0 && errno == ENOSYS)
+		return kill(pid, SIGKILL) == 0 ? 1 : errno == ESRCH ? 0 : -errno;
 	if (pidfd < 0)
 		return errno == ESRCH ? 0 : -errno;
 	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
@@ -269,41 +309,20 @@ static int kill_pid(pid_t pid)
 	return 1;
 }
 
-static int kill_procs_recursive(int cgfd, int depth)
+static int kill_one(pid_t pid, void *userdata)
 {
-	_cleanup_free_ char *procs = NULL;
-	int killed = 0;
+	int *killed = userdata;
 
-	if (depth > 64)
-		return -ELOOP;
-	if (mg_read_file_at(cgfd, "cgroup.procs", &procs) >= 0) {
-		for (char *line = procs, *next; line && *line; line = next) {
-			uint64_t pid;
-			next = strchr(line, '\n');
-			if (next)
-				*next++ = '\0';
-			if (mg_parse_u64(line, &pid) == 0 && pid > 0 && kill_pid((pid_t)pid) > 0)
-				killed++;
-		}
-	}
+	if (kill_pid(pid) > 0)
+		(*killed)++;
+	return 0;
+}
 
-	_cleanup_close_ int dupfd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = dupfd >= 0 ? fdopendir(dupfd) : NULL;
-	struct dirent *de;
-
-	if (!dir)
-		return killed;
-	dupfd = -1;
-	while ((de = readdir(dir))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		_cleanup_close_ int child = mg_cg_open(cgfd, de->d_name);
-		int k = child >= 0 ? kill_procs_recursive(child, depth + 1) : 0;
-		if (k > 0)
-			killed += k;
-	}
-	closedir(dir);
-	return killed;
+static int kill_procs_recursive(int cgfd, const char *name, void *userdata)
+{
+	(void)mg_cg_for_each_pid(cgfd, kill_one, userdata);
+	(void)mg_cg_for_each_child(cgfd, kill_procs_recursive, userdata);
+	return 0;
 }
 
 /* Waits up to timeout_ms for cgroup.events to say "frozen 1". */
@@ -331,7 +350,8 @@ int mg_cg_kill(int cgfd)
 	r = mg_write_file_at(cgfd, "cgroup.freeze", "1");
 	if (r == 0)
 		wait_frozen(cgfd, 1000);
-	int killed = kill_procs_recursive(cgfd, 0);
+	int killed = 0;
+	kill_procs_recursive(cgfd, ".", &killed);
 	if (r == 0)
 		(void)mg_write_file_at(cgfd, "cgroup.freeze", "0");
 	return killed;
@@ -369,4 +389,68 @@ int mg_cg_pid_path(int procfd, pid_t pid, char **ret_path)
 	if (n < 0)
 		return (int)n;
 	return mg_proc_cgroup_parse(text, ret_path);
+}
+
+int mg_proc_cgroup_v1_parse(const char *text, const char *controller, char **ret_path)
+{
+	size_t clen = strlen(controller);
+
+	for (const char *line = text; line && *line;) {
+		const char *eol = strchr(line, '\n');
+		const char *end = eol ? eol : line + strlen(line);
+		const char *c1 = memchr(line, ':', (size_t)(end - line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+
+		/* The controller list is comma separated: "cpu,cpuacct". */
+		for (const char *p = c1 ? c1 + 1 : NULL; c2 && p < c2;) {
+			const char *comma = memchr(p, ',', (size_t)(c2 - p));
+			const char *stop = comma ? comma : c2;
+			if ((size_t)(stop - p) == clen && memcmp(p, controller, clen) == 0) {
+				char *path = strndup(c2 + 1, (size_t)(end - c2 - 1));
+				if (!path)
+					return -ENOMEM;
+				*ret_path = path;
+				return 0;
+			}
+			p = stop + 1;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+#define MG_LIMIT_HUGE (1ull << 62)
+
+int mg_cg_ancestor_limit(int mountfd, const char *path, const char *file, uint64_t *ret_limit, char **ret_at)
+{
+	_cleanup_free_ char *walk = strdup(path);
+	uint64_t best = MG_SIZE_UNLIMITED;
+	char *best_at = NULL;
+
+	if (!walk)
+		return -ENOMEM;
+	for (;;) {
+		const char *rel = walk + strspn(walk, "/");
+		_cleanup_close_ int fd = mg_cg_open(mountfd, *rel ? rel : ".");
+		uint64_t v;
+
+		/* v1 says "no limit" with a huge page-aligned number. */
+		if (fd >= 0 && mg_cg_read_u64(fd, file, &v) == 0 && v < best && v < MG_LIMIT_HUGE) {
+			char *at = strdup(*walk ? walk : "/");
+			if (!at) {
+				free(best_at);
+				return -ENOMEM;
+			}
+			free(best_at);
+			best_at = at;
+			best = v;
+		}
+		char *slash = strrchr(walk, '/');
+		if (!slash || !*rel)
+			break;
+		*slash = '\0';
+	}
+	*ret_limit = best;
+	*ret_at = best_at;
+	return 0;
 }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ini.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,22 +26,47 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .rlimit_as = MG_RLIMIT_AS_AUTO,
 	        .heap_flags = true,
 	        .kill_grace_usec = 10 * 1000000ull,
+	        .mode = MG_SHARE_AUTO,
 	        .parent = "memguard",
 	        .log_level = LOG_INFO,
+	        .guard = "memguard/*/*",
+	        .protect = "systemd systemd-journal sshd sshd-session pbs_mom slurmd slurmstepd memguardd",
+	        .available_min = "5%",
+	        .available_pressure = "15%",
+	        .pressure_full_avg10 = 20,
+	        .trigger_stall_usec = 100000,
+	        .trigger_window_usec = 1000000,
+	        .settle_usec = 2000000,
+	        .poll_max_usec = 1000000,
+	        .dry_run = false,
+	        .kill_log = "/var/log/memguard/kills.jsonl",
 	};
 }
 
-enum key_type { KEY_SIZE, KEY_RESERVE, KEY_BOOL, KEY_PERCENT, KEY_DURATION, KEY_NAME, KEY_RLIMIT, KEY_LEVEL };
+enum key_type {
+	KEY_SIZE,
+	KEY_RESERVE, /* a size, or a percentage resolved later against MemTotal */
+	KEY_BOOL,
+	KEY_PERCENT,
+	KEY_DURATION,
+	KEY_NAME, /* a plain name: letters, digits, . _ - */
+	KEY_LIST, /* words separated by spaces */
+	KEY_PATH, /* an absolute path */
+	KEY_RLIMIT,
+	KEY_MODE,
+	KEY_LEVEL,
+};
 
 struct key {
 	const char *section, *name;
 	enum key_type type;
 	size_t offset;
+	size_t size; /* of the field, for strings */
 };
 
 #define KEY(s, n, t, field)                                                                                  \
 	{                                                                                                    \
-		s, n, t, offsetof(struct mg_config, field)                                                   \
+		s, n, t, offsetof(struct mg_config, field), sizeof(((struct mg_config *)0)->field)           \
 	}
 static const struct key keys[] = {
         KEY("budget", "reserve", KEY_RESERVE, reserve),
@@ -52,16 +78,22 @@ static const struct key keys[] = {
         KEY("task", "rlimit_as", KEY_RLIMIT, rlimit_as),
         KEY("task", "heap_flags", KEY_BOOL, heap_flags),
         KEY("task", "kill_grace", KEY_DURATION, kill_grace_usec),
+        KEY("task", "mode", KEY_MODE, mode),
         KEY("cgroup", "parent", KEY_NAME, parent),
+        KEY("daemon", "guard", KEY_LIST, guard),
+        KEY("daemon", "protect", KEY_LIST, protect),
+        KEY("daemon", "available_min", KEY_RESERVE, available_min),
+        KEY("daemon", "available_pressure", KEY_RESERVE, available_pressure),
+        KEY("daemon", "pressure_full_avg10", KEY_PERCENT, pressure_full_avg10),
+        KEY("daemon", "trigger_stall", KEY_DURATION, trigger_stall_usec),
+        KEY("daemon", "trigger_window", KEY_DURATION, trigger_window_usec),
+        KEY("daemon", "settle", KEY_DURATION, settle_usec),
+        KEY("daemon", "poll_max", KEY_DURATION, poll_max_usec),
+        KEY("daemon", "dry_run", KEY_BOOL, dry_run),
+        KEY("daemon", "kill_log", KEY_PATH, kill_log),
         KEY("log", "level", KEY_LEVEL, log_level),
 };
 
-struct parse_state {
-	struct mg_config *cfg;
-	char *err;
-	size_t errsize;
-	bool failed;
-};
 
 static int parse_bool(const char *v, bool *ret)
 {
@@ -89,7 +121,7 @@ static int parse_value(const struct key *k, const char *v, void *dst, const char
 		/* Validated against a stand-in base; resolved against MemTotal later. */
 		if ((r = mg_size_parse(v, 1ull << 30, &n, why)) < 0)
 			return r;
-		if (strlen(v) >= sizeof(((struct mg_config *)0)->reserve))
+		if (strlen(v) >= k->size)
 			return *why = "too long", -EINVAL;
 		strcpy(dst, v);
 		return 0;
@@ -114,12 +146,33 @@ static int parse_value(const struct key *k, const char *v, void *dst, const char
 		return mg_duration_parse(v, dst, why);
 	case KEY_NAME:
 		*why = "expected a plain name (letters, digits, . _ -)";
-		if (!*v || strlen(v) >= sizeof(((struct mg_config *)0)->parent) || v[0] == '.' ||
+		if (!*v || strlen(v) >= k->size || v[0] == '.' ||
 		    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
 		            strlen(v))
 			return -EINVAL;
 		strcpy(dst, v);
 		return 0;
+	case KEY_LIST:
+		*why = "too long";
+		if (strlen(v) >= k->size)
+			return -EINVAL;
+		strcpy(dst, v);
+		return 0;
+	case KEY_PATH:
+		*why = "expected an absolute path";
+		if (v[0] != '/' || strlen(v) >= k->size)
+			return -EINVAL;
+		strcpy(dst, v);
+		return 0;
+	case KEY_MODE:
+		*why = "expected auto, strict or elastic";
+		if (strcasecmp(v, "auto") == 0)
+			return *(enum mg_share_mode *)dst = MG_SHARE_AUTO, 0;
+		if (strcasecmp(v, "strict") == 0)
+			return *(enum mg_share_mode *)dst = MG_SHARE_STRICT, 0;
+		if (strcasecmp(v, "elastic") == 0)
+			return *(enum mg_share_mode *)dst = MG_SHARE_ELASTIC, 0;
+		return -EINVAL;
 	case KEY_RLIMIT:
 		*why = "expected auto, on or off";
 		if (strcasecmp(v, "auto") == 0)
@@ -142,70 +195,144 @@ static int parse_value(const struct key *k, const char *v, void *dst, const char
 	return -EINVAL;
 }
 
+/* Feeds inih one line at a time, so that every message carries the line it
+ * is about, a line too long for inih is an error rather than two lines, and
+ * an unknown section is caught even when it holds no key. */
+struct reader {
+	const char *next;
+	int line;
+	bool indented; /* an indented line after a key: inih hands it over as a continuation */
+	bool in_key;   /* a key was seen since the last section header */
+};
+
+static bool known_section(const char *name, size_t len)
+{
+	for (size_t i = 0; i < MG_ARRAY_SIZE(keys); i++)
+		if (strlen(keys[i].section) == len && strncmp(keys[i].section, name, len) == 0)
+			return true;
+	return false;
+}
+
+struct parse_state {
+	struct mg_config *cfg;
+	struct reader rd;
+	char *err;
+	size_t errsize;
+	bool failed;
+	int err_line;
+};
+
+static void parse_error(struct parse_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void parse_error(struct parse_state *st, const char *fmt, ...)
+{
+	char why[384];
+	va_list ap;
+
+	if (st->failed)
+		return; /* keep the first error only */
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	snprintf(st->err, st->errsize, "%d: %s", st->rd.line, why);
+	st->failed = true;
+	st->err_line = st->rd.line;
+}
+
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parse_state *st = stream;
+	const char *p = st->rd.next;
+	size_t len;
+
+	if (st->failed || !p || !*p)
+		return NULL;
+	len = strcspn(p, "\n");
+	st->rd.line++;
+	if (len + 1 >= (size_t)num) {
+		parse_error(st, "line longer than %d characters", num - 2);
+		return NULL;
+	}
+	memcpy(str, p, len);
+	str[len] = '\n';
+	str[len + 1] = '\0';
+	st->rd.next = p[len] ? p + len + 1 : p + len;
+
+	const char *t = str + strspn(str, " \t");
+	bool blank = *t == '\n' || *t == '#' || *t == ';';
+	st->rd.indented = t != str && !blank && st->rd.in_key;
+	if (*t == '[' && !st->rd.indented)
+		st->rd.in_key = false;
+	else if (!blank)
+		st->rd.in_key = true;
+	size_t close = strcspn(t, "]");
+	if (*t == '[' && t[close] == ']' && !known_section(t + 1, close - 1))
+		parse_error(st, "unknown section [%.*s]", (int)(close - 1), t + 1);
+	return st->failed ? NULL : str;
+}
+
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_state *st = user;
 	const char *why = "invalid value";
 
-	if (st->failed)
-		return 1; /* keep the first error only */
 	for (size_t i = 0; i < MG_ARRAY_SIZE(keys); i++) {
 		const struct key *k = &keys[i];
 		if (strcmp(section, k->section) != 0 || strcmp(name, k->name) != 0)
 			continue;
+		char joined[1024];
+		/* A list may go on over indented lines, which inih hands over one by one. */
+		if (k->type == KEY_LIST && st->rd.indented) {
+			snprintf(joined, sizeof(joined), "%s %s", (char *)st->cfg + k->offset, value);
+			value = joined;
+		}
 		if (parse_value(k, value, (char *)st->cfg + k->offset, &why) < 0) {
-			snprintf(st->err, st->errsize, "[%s] %s = \"%s\": %s", section, name, value, why);
-			st->failed = true;
+			parse_error(st, "[%s] %s = \"%s\": %s", section, name, value, why);
 			return 0;
 		}
 		return 1;
 	}
-	bool known_section = false;
-	for (size_t i = 0; i < MG_ARRAY_SIZE(keys); i++)
-		known_section |= strcmp(section, keys[i].section) == 0;
-	if (known_section)
-		snprintf(st->err, st->errsize, "unknown key \"%s\" in section [%s]", name, section);
+	if (known_section(section, strlen(section)))
+		parse_error(st, "unknown key \"%s\" in section [%s]", name, section);
 	else
-		snprintf(st->err, st->errsize, "unknown section [%s]", section);
-	st->failed = true;
+		parse_error(st, "unknown section [%s]", section);
 	return 0;
-}
-
-/* Parses into a copy so that a bad file leaves cfg as it was. */
-static int parse_with(struct mg_config *cfg, const char *origin, char *err, size_t errsize,
-                      int (*parse)(const void *src, ini_handler, void *), const void *src)
-{
-	struct mg_config tmp = *cfg;
-	char why[256] = "";
-	struct parse_state st = {.cfg = &tmp, .err = why, .errsize = sizeof(why)};
-	int line = parse(src, on_key, &st);
-
-	if (line == -1) {
-		snprintf(err, errsize, "%s: cannot open: %s", origin, strerror(errno));
-		return -errno ? -errno : -EIO;
-	}
-	if (line != 0) {
-		snprintf(err, errsize, "%s:%d: %s", origin, line, st.failed ? why : "syntax error");
-		return -EINVAL;
-	}
-	*cfg = tmp;
-	return 0;
-}
-
-static int parse_string_adapter(const void *src, ini_handler h, void *user)
-{
-	return ini_parse_string(src, h, user);
-}
-
-static int parse_file_adapter(const void *src, ini_handler h, void *user)
-{
-	return ini_parse(src, h, user);
 }
 
 int mg_config_parse_string(struct mg_config *cfg, const char *text, const char *origin, char *err,
                            size_t errsize)
 {
-	return parse_with(cfg, origin, err, errsize, parse_string_adapter, text);
+	struct mg_config tmp = *cfg;
+	char why[448] = "";
+	struct parse_state st = {.cfg = &tmp, .rd = {.next = text}, .err = why, .errsize = sizeof(why)};
+	int line = ini_parse_stream(read_line, &st, on_key, &st);
+
+	/* inih's own complaints (no '=', an unclosed '[') come back as a line number. */
+	if (line > 0 && (!st.failed || line < st.err_line)) {
+		snprintf(err, errsize, "%s:%d: syntax error", origin, line);
+		return -EINVAL;
+	}
+	if (st.failed || line != 0) {
+		snprintf(err, errsize, "%s:%s", origin, why);
+		return -EINVAL;
+	}
+	*cfg = tmp; /* a bad file leaves cfg as it was */
+	return 0;
+}
+
+static int parse_file(struct mg_config *cfg, const char *path, char *err, size_t errsize)
+{
+	_cleanup_free_ char *text = NULL;
+	ssize_t n = mg_read_file(path, &text);
+
+	if (n < 0) {
+		snprintf(err, errsize, "%s: cannot read: %s", path, strerror((int)-n));
+		return (int)n;
+	}
+	if (strlen(text) != (size_t)n) {
+		snprintf(err, errsize, "%s: holds a NUL byte: not a text file", path);
+		return -EINVAL;
+	}
+	return mg_config_parse_string(cfg, text, path, err, errsize);
 }
 
 static int has_conf_suffix(const struct dirent *de)
@@ -222,7 +349,7 @@ int mg_config_load(struct mg_config *cfg, const char *path, bool required, const
 	int r = 0, n;
 
 	if (path && (required || access(path, F_OK) == 0)) {
-		r = parse_with(&tmp, path, err, errsize, parse_file_adapter, path);
+		r = parse_file(&tmp, path, err, errsize);
 		if (r < 0)
 			return r;
 	}
@@ -239,7 +366,7 @@ int mg_config_load(struct mg_config *cfg, const char *path, bool required, const
 		char file[4096];
 		snprintf(file, sizeof(file), "%s/%s", dropin_dir, list[i]->d_name);
 		if (r == 0)
-			r = parse_with(&tmp, file, err, errsize, parse_file_adapter, file);
+			r = parse_file(&tmp, file, err, errsize);
 		free(list[i]);
 	}
 	free(list);

@@ -30,6 +30,9 @@ static const struct unit size_units[] = {
         {"P", 1ull << 50},
         {"PB", 1ull << 50},
         {"PiB", 1ull << 50},
+        {"E", 1ull << 60},
+        {"EB", 1ull << 60},
+        {"EiB", 1ull << 60},
 };
 
 static const struct unit time_units[] = {
@@ -143,6 +146,11 @@ const char *mg_size_format(uint64_t bytes, char buf[MG_SIZE_STRLEN])
 	}
 	/* One decimal, rounded half up; 1023.96 KiB rounds to 1024.0KiB, still exact to read back. */
 	uint64_t tenths = (uint64_t)(((unsigned __int128)bytes * 10 + factor / 2) / factor);
+	/* Just below 2^64, "16.0EiB" would not parse back: give the bytes. */
+	if (tenths >= 160 && u + 1 == sizeof(names) / sizeof(names[0])) {
+		snprintf(buf, MG_SIZE_STRLEN, "%" PRIu64 "B", bytes);
+		return buf;
+	}
 	snprintf(buf, MG_SIZE_STRLEN, "%" PRIu64 ".%" PRIu64 "%s", tenths / 10, tenths % 10, names[u]);
 	return buf;
 }

@@ -14,6 +14,15 @@ struct mg_memory_events {
 	uint64_t low, high, max, oom, oom_kill, oom_group_kill;
 };
 
+/* Calls fn for each child cgroup of cgfd with an fd for it (closed after the
+ * call). Stops at the first fn result != 0 and returns it; children that
+ * vanish meanwhile are skipped. */
+int mg_cg_for_each_child(int cgfd, int (*fn)(int childfd, const char *name, void *userdata), void *userdata);
+
+/* Calls fn for each pid in cgfd's cgroup.procs (this cgroup only). Stops at
+ * the first fn result != 0 and returns it. */
+int mg_cg_for_each_pid(int cgfd, int (*fn)(pid_t pid, void *userdata), void *userdata);
+
 /* Opens a cgroup directory (O_RDONLY|O_DIRECTORY) relative to dirfd. */
 int mg_cg_open(int dirfd, const char *path);
 
@@ -65,3 +74,13 @@ int mg_proc_cgroup_parse(const char *text, char **ret_path);
 
 /* Reads <procfd>/<pid>/cgroup and returns the v2 path of pid (0 = self). */
 int mg_cg_pid_path(int procfd, pid_t pid, char **ret_path);
+
+/* Parses /proc/<pid>/cgroup text for a cgroup v1 controller's path
+ * ("4:memory:/job/1" -> "/job/1"; "2:cpu,cpuacct:/x" matches "cpu"). */
+int mg_proc_cgroup_v1_parse(const char *text, const char *controller, char **ret_path);
+
+/* The smallest limit in file (memory.max, or memory.limit_in_bytes on v1) of
+ * path and each of its ancestors below mountfd. ret_at gets the path of the
+ * cgroup that sets it (heap string) or NULL when none is limited; the
+ * limit is MG_SIZE_UNLIMITED then. */
+int mg_cg_ancestor_limit(int mountfd, const char *path, const char *file, uint64_t *ret_limit, char **ret_at);

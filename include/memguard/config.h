@@ -12,6 +12,11 @@
 
 enum mg_rlimit_as_mode { MG_RLIMIT_AS_AUTO, MG_RLIMIT_AS_ON, MG_RLIMIT_AS_OFF };
 
+/* strict: memory.max = the share. elastic: memory.max well above it, and
+ * memguardd takes memory back under pressure. auto: elastic when memguardd
+ * runs, else strict. */
+enum mg_share_mode { MG_SHARE_AUTO, MG_SHARE_STRICT, MG_SHARE_ELASTIC };
+
 struct mg_config {
 	/* [budget] */
 	char reserve[32];   /* size or percent of MemTotal kept for the OS and daemons */
@@ -24,10 +29,23 @@ struct mg_config {
 	enum mg_rlimit_as_mode rlimit_as;
 	bool heap_flags;          /* set runtime heap flags from the share */
 	uint64_t kill_grace_usec; /* after forwarding SIGTERM, wait this long, then kill */
+	enum mg_share_mode mode;
 	/* [cgroup] */
 	char parent[64]; /* memguard's own cgroup under the root, when running as root */
 	/* [log] */
 	int log_level; /* syslog level */
+	/* [daemon] */
+	char guard[512];              /* cgroup path globs below the mount that memguardd may kill */
+	char protect[512];            /* process names whose cgroups are never killed */
+	char available_min[32];       /* size or percent of MemTotal: act below this MemAvailable */
+	char available_pressure[32];  /* under PSI pressure, act below this MemAvailable */
+	unsigned pressure_full_avg10; /* percent: full avg10 that counts as pressure; 0 = off */
+	uint64_t trigger_stall_usec;  /* PSI trigger: a stall this long ... */
+	uint64_t trigger_window_usec; /* ... within this window */
+	uint64_t settle_usec;         /* after a kill, wait this long before the next */
+	uint64_t poll_max_usec;       /* longest sleep between MemAvailable checks */
+	bool dry_run;                 /* decide and log, never kill */
+	char kill_log[256];           /* JSON lines, one per kill */
 };
 
 void mg_config_defaults(struct mg_config *cfg);

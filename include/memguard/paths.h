@@ -1,0 +1,16 @@
+/* The only place that names kernel filesystems. Logic receives directory fds
+ * opened from these (or from a fake tree in tests). */
+#pragma once
+
+#define MG_PROC_PATH "/proc"
+/* Overrides for tests and unusual layouts; unset on real nodes. */
+#define MG_PROC_PATH_ENV "MEMGUARD_PROC"
+
+/* memguardd's pid file: the launcher reads it to know whether a daemon guards
+ * the node (systemd's RuntimeDirectory=memguard creates the directory). */
+#define MG_DAEMON_PIDFILE "/run/memguard/memguardd.pid"
+
+/* Extended attributes on task cgroups: what the launcher and the daemon tell
+ * each other, kept in the cgroup tree so a daemon restart loses nothing. */
+#define MG_XATTR_SHARE "user.memguard.share"   /* the task's share, decimal bytes */
+#define MG_XATTR_KILLED "user.memguard.killed" /* memguardd's reason, set before it kills */

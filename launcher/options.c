@@ -1,0 +1,252 @@
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memguard/units.h"
+#include "memguard/util.h"
+
+enum {
+	OPT_TASKS = 0x100,
+	OPT_MEM_PER_TASK,
+	OPT_MEM,
+	OPT_RESERVE,
+	OPT_RUNTIME,
+	OPT_NO_HEAP_FLAGS,
+	OPT_RLIMIT_AS,
+	OPT_MEMORY_HIGH,
+	OPT_REQUIRE_CGROUPS,
+	OPT_NO_CGROUPS,
+	OPT_EXPLAIN,
+	OPT_DRY_RUN,
+	OPT_REPORT,
+	OPT_CONFIG,
+	OPT_CGROUP_PARENT,
+	OPT_GRACE,
+	OPT_VERSION,
+	OPT_ELASTIC,
+	OPT_STRICT,
+};
+
+static const struct option long_options[] = {
+	{"ntasks", required_argument, NULL, 'n'},
+	{"tasks", required_argument, NULL, OPT_TASKS},
+	{"mem-per-task", required_argument, NULL, OPT_MEM_PER_TASK},
+	{"mem", required_argument, NULL, OPT_MEM},
+	{"reserve", required_argument, NULL, OPT_RESERVE},
+	{"runtime", required_argument, NULL, OPT_RUNTIME},
+	{"no-heap-flags", no_argument, NULL, OPT_NO_HEAP_FLAGS},
+	{"rlimit-as", required_argument, NULL, OPT_RLIMIT_AS},
+	{"memory-high", required_argument, NULL, OPT_MEMORY_HIGH},
+	{"elastic", no_argument, NULL, OPT_ELASTIC},
+	{"strict", no_argument, NULL, OPT_STRICT},
+	{"require-cgroups", no_argument, NULL, OPT_REQUIRE_CGROUPS},
+	{"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
+	{"explain", no_argument, NULL, OPT_EXPLAIN},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"report", required_argument, NULL, OPT_REPORT},
+	{"config", required_argument, NULL, OPT_CONFIG},
+	{"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
+	{"grace", required_argument, NULL, OPT_GRACE},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+void mg_options_usage(void *out)
+{
+	fputs("Usage: memguard [OPTIONS] [--] COMMAND [ARGS...]\n"
+	      "Run N copies of COMMAND (or one per line of a task file), each in its own\n"
+	      "cgroup with an even share of the node's memory and heap flags to match.\n"
+	      "\n"
+	      "  -n, --ntasks N          tasks at once (default: the batch system's tasks per node, else CPUs)\n"
+	      "      --tasks FILE        one task per line of FILE; {} in COMMAND becomes the line\n"
+	      "      --mem-per-task SIZE a fixed share instead of an even split\n"
+	      "      --mem SIZE          hand out at most SIZE in all\n"
+	      "      --reserve SIZE|P%   keep back for the OS and node daemons (default from config: 5%)\n"
+	      "      --runtime NAME      generic, cpython, pypy, jvm, go, node, dotnet or r (default: detect)\n"
+	      "      --no-heap-flags     do not set PYPY_GC_MAX, -Xmx, GOMEMLIMIT, ...\n"
+	      "      --rlimit-as MODE    auto, on or off (default: auto, by runtime)\n"
+	      "      --memory-high P%    set memory.high to P% of the share (default: off)\n"
+	      "      --strict            memory.max = the share (default when no memguardd runs)\n"
+	      "      --elastic           memory.max well above the share; memguardd takes memory back\n"
+	      "                          from the tasks furthest over their share under pressure\n"
+	      "                          (default when memguardd runs)\n"
+	      "      --require-cgroups   fail (exit 125) rather than run without cgroups\n"
+	      "      --no-cgroups        run degraded on purpose: rlimits, heap flags, RSS watchdog\n"
+	      "      --grace DURATION    after forwarding SIGTERM, wait this long, then kill (default 10s)\n"
+	      "      --explain           print where every number came from, then run\n"
+	      "      --dry-run           print the plan and exit\n"
+	      "      --report FILE       write the summary as JSON to FILE\n"
+	      "      --config FILE       read FILE instead of " MG_CONFIG_FILE "\n"
+	      "      --cgroup-parent P   create task cgroups below P (relative to the cgroup mount)\n"
+	      "  -q, --quiet             no summary table\n"
+	      "  -v, --verbose           more messages\n"
+	      "  -h, --help              this text\n"
+	      "      --version           the version\n"
+	      "\n"
+	      "Exit status: 0 when every task succeeded; 125 memguard's own error; else the status\n"
+	      "of the first task (lowest index) that failed: its exit code, 128+signal when killed,\n"
+	      "126 when it could not be executed, 127 when it was not found.\n",
+	      out);
+}
+
+static int bad(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errsize, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Names the option getopt stopped at: a long one as written (without its
+ * value), a short one by its letter, which may sit inside a cluster (-qZv). */
+static const char *bad_option(char **argv, int opt, char buf[64])
+{
+	const char *arg = argv[optind - 1];
+
+	if (strncmp(arg, "--", 2) == 0)
+		snprintf(buf, 64, "%.*s", (int)strcspn(arg, "="), arg);
+	else if (opt > 0 && opt < 0x100)
+		snprintf(buf, 64, "-%c", opt);
+	else
+		snprintf(buf, 64, "%s", arg);
+	return buf;
+}
+
+int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, size_t errsize, void *out)
+{
+	char tmp[64];
+	struct mg_options o = {
+		.mem = MG_SIZE_UNLIMITED, .heap_flags = -1, .rlimit_as = -1, .memory_high = -1, .mode = -1,
+		.grace_usec = MG_GRACE_UNSET};
+	const char *why = "";
+	uint64_t v;
+	int c;
+
+	optind = 0; /* full reinitialisation: the parser may run more than once (tests) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:n:qvh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (mg_parse_u64(optarg, &v) < 0 || v == 0 || v > 1u << 20)
+				return bad(err, errsize, "invalid task count \"%s\": expected 1 to 1048576", optarg);
+			o.ntasks = (unsigned)v;
+			break;
+		case OPT_TASKS:
+			o.tasks_file = optarg;
+			break;
+		case OPT_MEM_PER_TASK:
+		case OPT_MEM:
+			if (mg_size_parse(optarg, 0, &v, &why) < 0)
+				return bad(err, errsize, "invalid size \"%s\": %s", optarg, why);
+			if (v == 0)
+				return bad(err, errsize, "invalid size \"%s\": zero", optarg);
+			*(c == OPT_MEM ? &o.mem : &o.mem_per_task) = v;
+			break;
+		case OPT_RESERVE:
+			if (mg_size_parse(optarg, 1ull << 30, &v, &why) < 0)
+				return bad(err, errsize, "invalid reserve \"%s\": %s", optarg, why);
+			o.reserve = optarg;
+			break;
+		case OPT_RUNTIME:
+			if (mg_runtime_from_name(optarg, &o.runtime) < 0)
+				return bad(err, errsize,
+					   "unknown runtime \"%s\": expected generic, cpython, pypy, jvm, go, node, "
+					   "dotnet or r", optarg);
+			o.runtime_forced = true;
+			break;
+		case OPT_NO_HEAP_FLAGS:
+			o.heap_flags = 0;
+			break;
+		case OPT_RLIMIT_AS:
+			if (strcmp(optarg, "auto") == 0)
+				o.rlimit_as = MG_RLIMIT_AS_AUTO;
+			else if (strcmp(optarg, "on") == 0)
+				o.rlimit_as = MG_RLIMIT_AS_ON;
+			else if (strcmp(optarg, "off") == 0)
+				o.rlimit_as = MG_RLIMIT_AS_OFF;
+			else
+				return bad(err, errsize, "invalid --rlimit-as \"%s\": expected auto, on or off", optarg);
+			break;
+		case OPT_MEMORY_HIGH: {
+			size_t len = strlen(optarg);
+			char num[8];
+			if (len < 2 || len > sizeof(num) || optarg[len - 1] != '%')
+				return bad(err, errsize, "invalid --memory-high \"%s\": expected a percentage", optarg);
+			memcpy(num, optarg, len - 1);
+			num[len - 1] = '\0';
+			if (mg_parse_u64(num, &v) < 0 || v == 0 || v > 100)
+				return bad(err, errsize, "invalid --memory-high \"%s\": expected 1%% to 100%%", optarg);
+			o.memory_high = (int)v;
+			break;
+		}
+		case OPT_ELASTIC:
+			o.mode = MG_SHARE_ELASTIC;
+			break;
+		case OPT_STRICT:
+			o.mode = MG_SHARE_STRICT;
+			break;
+		case OPT_REQUIRE_CGROUPS:
+			o.require_cgroups = true;
+			break;
+		case OPT_NO_CGROUPS:
+			o.no_cgroups = true;
+			break;
+		case OPT_EXPLAIN:
+			o.explain = true;
+			break;
+		case OPT_DRY_RUN:
+			o.dry_run = o.explain = true;
+			break;
+		case OPT_REPORT:
+			o.report_path = optarg;
+			break;
+		case OPT_CONFIG:
+			o.config_path = optarg;
+			break;
+		case OPT_CGROUP_PARENT:
+			if (strstr(optarg, "..") || !*optarg)
+				return bad(err, errsize, "invalid --cgroup-parent \"%s\": %s", optarg,
+					   "must name a path below the cgroup mount, without ..");
+			o.cgroup_parent = optarg;
+			break;
+		case OPT_GRACE:
+			if (mg_duration_parse(optarg, &o.grace_usec, &why) < 0)
+				return bad(err, errsize, "invalid --grace \"%s\": %s", optarg, why);
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'v':
+			o.verbose++;
+			break;
+		case 'h':
+			mg_options_usage(out);
+			return MG_PARSE_EXIT_OK;
+		case OPT_VERSION:
+			fputs("memguard " MEMGUARD_VERSION "\n", out);
+			return MG_PARSE_EXIT_OK;
+		case ':':
+			return bad(err, errsize, "option %s needs an argument", bad_option(argv, optopt, tmp));
+		default:
+			return bad(err, errsize, "unknown option %s (see memguard --help)",
+				   bad_option(argv, optopt, tmp));
+		}
+	}
+	if (optind >= argc)
+		return bad(err, errsize, "no command given: put the command after --, e.g. memguard -n 4 -- %s", "python3 sim.py");
+	if (o.require_cgroups && o.no_cgroups)
+		return bad(err, errsize, "--require-cgroups and --no-cgroups contradict each other");
+	o.command = argv + optind;
+	*ret = o;
+	return MG_PARSE_RUN;
+}

@@ -1,0 +1,52 @@
+/* Command line of the launcher. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memguard/config.h"
+#include "runtime.h"
+
+/* Exit statuses of memguard itself (docs/launcher.md). */
+enum {
+	MG_EXIT_OK = 0,
+	MG_EXIT_USAGE = 125,    /* memguard's own error: bad input, no cgroups with --require-cgroups */
+	MG_EXIT_NOEXEC = 126,   /* the command was found but could not be executed */
+	MG_EXIT_NOTFOUND = 127, /* the command was not found */
+};
+
+#define MG_GRACE_UNSET UINT64_MAX
+
+struct mg_options {
+	unsigned ntasks;             /* 0: the default (batch system or CPUs) */
+	const char *tasks_file;      /* --tasks FILE */
+	uint64_t mem_per_task;       /* 0: split evenly */
+	uint64_t mem;                /* --mem, MG_SIZE_UNLIMITED when unset */
+	const char *reserve;         /* --reserve, NULL: from config */
+	bool runtime_forced;
+	enum mg_runtime runtime;     /* --runtime */
+	int heap_flags;              /* -1: config, 0 off, 1 on */
+	int rlimit_as;               /* -1: config, else enum mg_rlimit_as_mode */
+	int memory_high;             /* -1: config, else percent */
+	int mode;                    /* -1: config, else enum mg_share_mode */
+	bool require_cgroups;
+	bool no_cgroups;             /* --no-cgroups: force degraded mode (testing, debugging) */
+	bool explain;
+	bool dry_run;
+	bool quiet;
+	int verbose;
+	const char *report_path;     /* --report FILE.json */
+	const char *config_path;     /* --config FILE */
+	const char *cgroup_parent;   /* --cgroup-parent PATH, relative to the cgroup mount */
+	uint64_t grace_usec;         /* --grace, MG_GRACE_UNSET: from config */
+	char **command;              /* NULL-terminated, points into argv */
+};
+
+enum mg_parse_result { MG_PARSE_RUN, MG_PARSE_EXIT_OK };
+
+/* Parses argv. Returns MG_PARSE_RUN, MG_PARSE_EXIT_OK after --help or
+ * --version (text written to out), or -EINVAL with a one-line reason in err. */
+int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, size_t errsize, void *out);
+
+void mg_options_usage(void *out);

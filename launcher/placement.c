@@ -1,0 +1,203 @@
+#include "placement.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "memguard/cgroup.h"
+#include "memguard/log.h"
+#include "memguard/paths.h"
+#include "memguard/units.h"
+#include "memguard/util.h"
+
+#define CONTROLLERS "memory pids"
+
+/* Writes "what: error text" into why and returns r. */
+static int reason(char *why, size_t whysize, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int reason(char *why, size_t whysize, int r, const char *fmt, ...)
+{
+	char msg[PATH_MAX + 128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(why, whysize, "%s: %s", msg, strerror(-r));
+	return r;
+}
+
+/* Opens or creates a cgroup and lets its children have memory and pids. */
+static int open_parent(int mountfd, const char *path, const char *mount, char *why, size_t whysize)
+{
+	_cleanup_close_ int fd = mg_cg_open(mountfd, path);
+	char full[2 * PATH_MAX];
+	int r;
+
+	snprintf(full, sizeof(full), "%s/%s", mount, path);
+	if (fd == -ENOENT) {
+		if (mkdirat(mountfd, path, 0755) < 0 && errno != EEXIST)
+			return reason(why, whysize, -errno, "create cgroup %s", full);
+		fd = mg_cg_open(mountfd, path);
+	}
+	if (fd < 0)
+		return reason(why, whysize, fd, "open cgroup %s", full);
+	r = mg_cg_has_controller(fd, "memory");
+	if (r == 0) {
+		snprintf(why, whysize, "controller memory not enabled in the parent of %s", full);
+		return -ENOENT;
+	}
+	r = mg_cg_enable_controllers(fd, full, CONTROLLERS);
+	if (r < 0)
+		return reason(why, whysize, r, "enable " CONTROLLERS " in %s", full);
+	return TAKE_FD(fd);
+}
+
+static int move_into(pid_t pid, void *userdata)
+{
+	int r = mg_cg_move_pid(*(int *)userdata, pid);
+
+	return r == -ESRCH ? 0 : r; /* gone meanwhile */
+}
+
+/* A delegated cgroup that holds processes (ours, perhaps the job script's)
+ * cannot enable controllers for children: move them all into a leaf first. */
+static int vacate_into_leaf(int cgfd, const char *path, char *why, size_t whysize)
+{
+	_cleanup_close_ int leaf = -1;
+	char full[PATH_MAX + 8];
+	int r;
+
+	snprintf(full, sizeof(full), "%s/job", path);
+	leaf = mg_cg_open(cgfd, "job");
+	if (leaf == -ENOENT)
+		leaf = mg_cg_create(cgfd, "job");
+	if (leaf < 0)
+		return reason(why, whysize, leaf, "create leaf cgroup %s", full);
+	/* Again while a process forks as its siblings move. */
+	for (int round = 0; round < 10; round++) {
+		char first[32];
+		r = (int)mg_read_small_at(cgfd, "cgroup.procs", first, sizeof(first));
+		if (r < 0)
+			return reason(why, whysize, r, "read %s/cgroup.procs", path);
+		if (r == 0)
+			return 0;
+		r = mg_cg_for_each_pid(cgfd, move_into, &leaf);
+		if (r < 0)
+			return reason(why, whysize, r, "move processes into %s", full);
+	}
+	snprintf(why, whysize, "processes keep appearing in %s", path);
+	return -EBUSY;
+}
+
+int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
+		       const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize)
+{
+	_cleanup_free_ char *self = NULL;
+	char base[PATH_MAX];
+	int r;
+
+	if (!m->unified) {
+		snprintf(why, whysize, "the memory controller is on cgroup v1 at %s, not on cgroup v2", m->path);
+		return -EOPNOTSUPP;
+	}
+	snprintf(pl->mount, sizeof(pl->mount), "%s", m->path);
+	pl->mountfd = mg_cg_open(AT_FDCWD, pl->mount);
+	if (pl->mountfd < 0)
+		return reason(why, whysize, pl->mountfd, "open cgroup mount %s", pl->mount);
+
+	if (cgroup_parent) {
+		snprintf(base, sizeof(base), "%s", cgroup_parent + strspn(cgroup_parent, "/"));
+	} else if (geteuid() == 0) {
+		/* The mount root may hold processes and still enable controllers. */
+		r = mg_cg_enable_controllers(pl->mountfd, pl->mount, CONTROLLERS);
+		if (r < 0)
+			return reason(why, whysize, r, "enable " CONTROLLERS " in %s", pl->mount);
+		snprintf(base, sizeof(base), "%s", cfg->parent);
+	} else {
+		/* Any other user: only inside a subtree delegated to us. */
+		r = mg_cg_pid_path(procfd, 0, &self);
+		if (r < 0)
+			return reason(why, whysize, r, "find our own cgroup in %s", "/proc/self/cgroup");
+		const char *rel = self + strspn(self, "/");
+		_cleanup_close_ int own = mg_cg_open(pl->mountfd, *rel ? rel : ".");
+		if (own < 0)
+			return reason(why, whysize, own, "open our cgroup %s", self);
+		if (faccessat(own, "cgroup.subtree_control", W_OK, AT_EACCESS) < 0 ||
+		    faccessat(own, "cgroup.procs", W_OK, AT_EACCESS) < 0)
+			return reason(why, whysize, -EACCES, "cgroup %s is not delegated to this user", self);
+		r = vacate_into_leaf(own, self, why, whysize);
+		if (r < 0)
+			return r;
+		snprintf(base, sizeof(base), "%s", *rel ? rel : ".");
+	}
+
+	pl->basefd = open_parent(pl->mountfd, base, pl->mount, why, whysize);
+	if (pl->basefd < 0)
+		return pl->basefd;
+	snprintf(pl->run_name, sizeof(pl->run_name), "run-%d", (int)getpid());
+	snprintf(pl->run, sizeof(pl->run), "%s/%s", base, pl->run_name);
+	pl->runfd = mg_cg_create(pl->basefd, pl->run_name);
+	if (pl->runfd == -EEXIST) {
+		/* A leftover of a crashed run with our pid: empty cgroups can go. */
+		(void)mg_cg_remove(pl->basefd, pl->run_name);
+		pl->runfd = mg_cg_create(pl->basefd, pl->run_name);
+	}
+	if (pl->runfd < 0)
+		return reason(why, whysize, pl->runfd, "create cgroup %s", pl->run);
+	r = mg_cg_enable_controllers(pl->runfd, pl->run, CONTROLLERS);
+	if (r < 0) {
+		mg_placement_teardown(pl);
+		return reason(why, whysize, r, "enable " CONTROLLERS " in %s", pl->run);
+	}
+	return 0;
+}
+
+int mg_placement_task_create(struct mg_placement *pl, const char *name, const struct mg_task_limits *lim)
+{
+	char path[2 * PATH_MAX + 160];
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", pl->mount, pl->run, name);
+	fd = mg_cg_create(pl->runfd, name);
+	if (fd < 0)
+		return mg_log_errno(LOG_ERR, fd, "create cgroup %s: %m", path);
+	if ((r = mg_cg_write_size(fd, path, "memory.max", lim->max)) < 0)
+		return r;
+	if (lim->high && (r = mg_cg_write_size(fd, path, "memory.high", lim->high)) < 0)
+		return r;
+	/* memory.swap.max exists only with swap accounting; without it there is nothing to limit. */
+	if (faccessat(fd, "memory.swap.max", F_OK, 0) == 0 &&
+	    (r = mg_cg_write_size(fd, path, "memory.swap.max", lim->swap_max)) < 0)
+		return r;
+	if (lim->oom_group && (r = mg_cg_write(fd, path, "memory.oom.group", "1")) < 0)
+		return r;
+	/* memguardd judges a task against its share; in the tree, it survives a daemon restart. */
+	char share[24];
+	int len = snprintf(share, sizeof(share), "%" PRIu64, lim->share);
+	if (fsetxattr(fd, MG_XATTR_SHARE, share, (size_t)len, 0) < 0)
+		log_debug("set %s on %s: %s", MG_XATTR_SHARE, path, strerror(errno));
+	return TAKE_FD(fd);
+}
+
+void mg_placement_teardown(struct mg_placement *pl)
+{
+	if (pl->runfd >= 0) {
+		close(pl->runfd);
+		pl->runfd = -1;
+		int r = mg_cg_remove(pl->basefd, pl->run_name);
+		if (r < 0)
+			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/%s: %m", pl->mount, pl->run);
+	}
+	if (pl->basefd >= 0)
+		close(pl->basefd);
+	if (pl->mountfd >= 0)
+		close(pl->mountfd);
+	pl->basefd = pl->mountfd = -1;
+}

@@ -1,0 +1,41 @@
+/* Where the launcher's cgroups go: under memguard's own cgroup as root, or
+ * inside a delegated subtree as any user. Everything after the mount lookup
+ * works on directory fds. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memguard/config.h"
+#include "memguard/locate.h"
+
+struct mg_placement {
+	int mountfd;            /* the cgroup2 mount */
+	int runfd;              /* this run's cgroup, holding one child per task */
+	char mount[PATH_MAX];   /* for messages */
+	char run[PATH_MAX + 80]; /* path of runfd below the mount, for messages and the report */
+	char run_name[64];      /* basename of run */
+	int basefd;             /* parent of run */
+};
+
+#define MG_PLACEMENT_INIT {.mountfd = -1, .runfd = -1, .basefd = -1}
+
+/* Sets up this run's cgroup on the memory controller's mount m. procfd is
+ * an fd for /proc; cgroup_parent (may be NULL) overrides where it goes.
+ * Returns 0, or -errno with a one-line reason in why (the caller then runs
+ * degraded or fails). */
+int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
+		       const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize);
+
+/* Creates the cgroup of one task with its limits and returns its fd. */
+struct mg_task_limits {
+	uint64_t share;           /* recorded for memguardd as an xattr */
+	uint64_t max, high, swap_max;
+	bool oom_group;
+};
+int mg_placement_task_create(struct mg_placement *pl, const char *name, const struct mg_task_limits *lim);
+
+/* Removes this run's cgroup (tasks' cgroups must be gone or empty). */
+void mg_placement_teardown(struct mg_placement *pl);

@@ -1,0 +1,25 @@
+/* The summary of a run: a table on stderr and JSON for tools. */
+#pragma once
+
+#include <stdio.h>
+
+#include "runtime.h"
+#include "task.h"
+
+struct mg_run_info {
+	const char *mode;       /* "cgroup" or "degraded" */
+	const char *where;      /* the run's cgroup, or why it is degraded */
+	uint64_t share;
+	enum mg_runtime runtime;
+	unsigned parallel;      /* tasks at once */
+	const char *signal_received; /* a forwarded SIGTERM etc., or NULL */
+};
+
+void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_task *tasks, size_t n);
+
+/* Writes the JSON report to path (atomically, through a temporary file). */
+int mg_report_json(const char *path, const struct mg_run_info *info, const struct mg_task *tasks, size_t n);
+
+/* The launcher's exit status: 0 when every task succeeded, else the status of
+ * the first failing task by index. */
+int mg_run_exit_status(const struct mg_task *tasks, size_t n);

@@ -1,0 +1,23 @@
+/* Starting one task: inside its cgroup from the first instruction, with its
+ * rlimit and environment, in a process group of its own. */
+#pragma once
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runtime.h"
+
+struct mg_spawn_request {
+	char *const *argv;
+	int cgroup_fd;                  /* -1: stay in our cgroup (degraded mode) */
+	uint64_t rlimit_as;             /* 0: leave RLIMIT_AS alone */
+	const struct mg_env_setting *env;
+	size_t nenv;
+	const sigset_t *child_sigmask;  /* the mask the command should start with */
+};
+
+/* Starts the task. Returns 0 with ret_pid set, and ret_exec_errno set when
+ * the command could not be executed (the child then exits 126 or 127 and is
+ * reaped as usual). -errno when no process could be created. */
+int mg_spawn(const struct mg_spawn_request *req, pid_t *ret_pid, int *ret_exec_errno);

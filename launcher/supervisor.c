@@ -1,0 +1,411 @@
+#include "supervisor.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "memguard/log.h"
+#include "memguard/paths.h"
+#include "memguard/procstat.h"
+#include "memguard/units.h"
+#include "memguard/util.h"
+#include "spawn.h"
+
+/* After a task's main process exits, how long its leftovers may take to die. */
+#define DRAIN_TIMEOUT_USEC (5 * 1000000ull)
+#define DRAIN_POLL_USEC 5000ull
+
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
+
+struct supervisor {
+	const struct mg_supervisor_config *cfg;
+	sd_event *event;
+	sd_event_source *grace_timer, *drain_timer, *watchdog_timer;
+	size_t next;       /* next pending task */
+	size_t running;    /* RUNNING or DRAINING */
+	size_t done;
+	bool stopping;
+	const char *signal_name;
+	sigset_t child_mask;
+	uint64_t page_size;
+};
+
+static bool terminating(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
+
+/* "{}" in each argument becomes param. */
+static char **expand_command(char *const *command, const char *param)
+{
+	size_t n = 0;
+	char **argv;
+
+	while (command[n])
+		n++;
+	argv = calloc(n + 1, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *src = command[i];
+		size_t count = 0, plen = strlen(param);
+		for (const char *p = src; (p = strstr(p, "{}")); p += 2)
+			count++;
+		char *dst = malloc(strlen(src) + count * plen + 1), *w = dst;
+		if (!dst)
+			goto fail;
+		for (const char *p = src; *p;) {
+			if (p[0] == '{' && p[1] == '}') {
+				memcpy(w, param, plen);
+				w += plen;
+				p += 2;
+			} else {
+				*w++ = *p++;
+			}
+		}
+		*w = '\0';
+		argv[i] = dst;
+	}
+	return argv;
+fail:
+	for (size_t i = 0; i < n; i++)
+		free(argv[i]);
+	free(argv);
+	return NULL;
+}
+
+static void free_argv(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+static void finish(struct supervisor *s, struct mg_task *t);
+static void start_more(struct supervisor *s);
+
+static int start_task(struct supervisor *s, struct mg_task *t)
+{
+	const struct mg_supervisor_config *cfg = s->cfg;
+	struct mg_env_setting env[MG_HEAP_SETTINGS_MAX + 3];
+	char name[32];
+	size_t nenv = 0;
+	char **argv = NULL;
+	int r;
+
+	t->share = cfg->share;
+	t->start_usec = mg_now_usec();
+	if (cfg->placement) {
+		snprintf(name, sizeof(name), "task-%u", t->index);
+		t->cgfd = mg_placement_task_create(cfg->placement, name, &cfg->limits);
+		if (t->cgfd < 0) {
+			t->spawn_errno = -t->cgfd;
+			t->cgfd = -1;
+			(void)mg_cg_remove(cfg->placement->runfd, name);
+			return -t->spawn_errno;
+		}
+	}
+	for (size_t i = 0; i < cfg->nheap_env; i++)
+		env[nenv++] = cfg->heap_env[i];
+	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_TASK"};
+	snprintf(env[nenv++].value, sizeof(env[0].value), "%u", t->index);
+	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_NTASKS"};
+	snprintf(env[nenv++].value, sizeof(env[0].value), "%zu", cfg->ntasks);
+	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_MEM_BYTES"};
+	snprintf(env[nenv++].value, sizeof(env[0].value), "%" PRIu64, cfg->share);
+
+	if (t->param && !(argv = expand_command(cfg->command, t->param))) {
+		t->spawn_errno = ENOMEM;
+		return -ENOMEM;
+	}
+	struct mg_spawn_request req = {
+		.argv = argv ? argv : cfg->command,
+		.cgroup_fd = t->cgfd,
+		.rlimit_as = cfg->rlimit_as,
+		.env = env,
+		.nenv = nenv,
+		.child_sigmask = &s->child_mask,
+	};
+	r = mg_spawn(&req, &t->pid, &t->exec_errno);
+	free_argv(argv);
+	if (r < 0) {
+		t->spawn_errno = -r;
+		return mg_log_errno(LOG_ERR, r, "start task %u: %m", t->index);
+	}
+	t->state = MG_TASK_RUNNING;
+	s->running++;
+	return 0;
+}
+
+static void start_more(struct supervisor *s)
+{
+	const struct mg_supervisor_config *cfg = s->cfg;
+
+	while (!s->stopping && s->running < cfg->parallel && s->next < cfg->ntasks) {
+		struct mg_task *t = &cfg->tasks[s->next++];
+		if (start_task(s, t) < 0) {
+			/* Reported in its own row; the other tasks go on. */
+			t->state = MG_TASK_DONE;
+			t->end_usec = mg_now_usec();
+			if (t->cgfd >= 0) {
+				close(t->cgfd);
+				t->cgfd = -1;
+			}
+			s->done++;
+		}
+	}
+	if (s->done == cfg->ntasks || (s->stopping && s->running == 0))
+		sd_event_exit(s->event, 0);
+}
+
+/* Kills everything the task still has: its cgroup, or its process group. */
+static void kill_task(struct mg_task *t)
+{
+	int r = 0;
+
+	if (t->cgfd >= 0)
+		r = mg_cg_kill(t->cgfd);
+	else if (t->state == MG_TASK_RUNNING && kill(-t->pid, SIGKILL) < 0 && errno != ESRCH)
+		r = -errno;
+	if (r < 0)
+		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index);
+}
+
+static void finish(struct supervisor *s, struct mg_task *t)
+{
+	const struct mg_supervisor_config *cfg = s->cfg;
+
+	if (t->cgfd >= 0) {
+		uint64_t peak;
+		char name[32];
+		int r;
+
+		/* Read the verdict before the cgroup and its counters are gone. */
+		if ((r = mg_cg_read_memory_events(t->cgfd, &t->events)) < 0)
+			mg_log_errno(LOG_WARNING, r, "read memory.events of task %u: %m", t->index);
+		if (mg_cg_read_u64(t->cgfd, "memory.peak", &peak) == 0) {
+			t->peak = peak;
+			t->peak_known = true;
+		}
+		ssize_t len = fgetxattr(t->cgfd, MG_XATTR_KILLED, t->daemon_reason, sizeof(t->daemon_reason) - 1);
+		if (len > 0) {
+			t->daemon_reason[len] = '\0';
+			t->killed_by = MG_KILL_DAEMON;
+		}
+		close(t->cgfd);
+		t->cgfd = -1;
+		snprintf(name, sizeof(name), "task-%u", t->index);
+		if ((r = mg_cg_remove(cfg->placement->runfd, name)) < 0)
+			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/task-%u: %m", cfg->placement->run, t->index);
+	}
+	t->state = MG_TASK_DONE;
+	s->running--;
+	s->done++;
+	start_more(s);
+}
+
+static void arm(struct supervisor *s, sd_event_source **src, uint64_t usec, sd_event_time_handler_t cb)
+{
+	int r;
+
+	if (*src) {
+		sd_event_source_set_time_relative(*src, usec);
+		sd_event_source_set_enabled(*src, SD_EVENT_ONESHOT);
+		return;
+	}
+	r = sd_event_add_time_relative(s->event, src, CLOCK_MONOTONIC, usec, 1000, cb, s);
+	if (r < 0)
+		mg_log_errno(LOG_ERR, r, "arm timer: %m");
+}
+
+static int on_drain_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	const struct mg_supervisor_config *cfg = s->cfg;
+	uint64_t now = mg_now_usec();
+	bool waiting = false;
+
+	for (size_t i = 0; i < cfg->ntasks; i++) {
+		struct mg_task *t = &cfg->tasks[i];
+		if (t->state != MG_TASK_DRAINING)
+			continue;
+		if (mg_cg_populated(t->cgfd) == 0 || now >= t->drain_deadline_usec)
+			finish(s, t);
+		else
+			waiting = true;
+	}
+	if (waiting)
+		arm(s, &s->drain_timer, DRAIN_POLL_USEC, on_drain_timer);
+	return 0;
+}
+
+static void task_exited(struct supervisor *s, struct mg_task *t, int status)
+{
+	t->exited = true;
+	t->wait_status = status;
+	t->end_usec = mg_now_usec();
+	/* The task is over when its main process is: leftovers would escape
+	 * accounting once the cgroup is gone, so they die too. */
+	kill_task(t);
+	if (t->cgfd < 0) {
+		finish(s, t);
+		return;
+	}
+	t->state = MG_TASK_DRAINING;
+	t->drain_deadline_usec = t->end_usec + DRAIN_TIMEOUT_USEC;
+	arm(s, &s->drain_timer, 0, on_drain_timer);
+}
+
+static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct supervisor *s = userdata;
+	int status;
+	pid_t pid;
+
+	/* As a subreaper we also reap the tasks' orphans; they match no task. */
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (size_t i = 0; i < s->cfg->ntasks; i++) {
+			struct mg_task *t = &s->cfg->tasks[i];
+			if (t->pid == pid && t->state == MG_TASK_RUNNING) {
+				task_exited(s, t, status);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static int on_grace_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+
+	for (size_t i = 0; i < s->cfg->ntasks; i++) {
+		struct mg_task *t = &s->cfg->tasks[i];
+		if (t->state == MG_TASK_RUNNING) {
+			t->killed_by = MG_KILL_GRACE;
+			kill_task(t);
+		}
+	}
+	return 0;
+}
+
+static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct supervisor *s = userdata;
+	int sig = (int)si->ssi_signo;
+
+	for (size_t i = 0; i < s->cfg->ntasks; i++) {
+		struct mg_task *t = &s->cfg->tasks[i];
+		if (t->state == MG_TASK_RUNNING && kill(-t->pid, sig) < 0 && errno != ESRCH)
+			mg_log_errno(LOG_WARNING, -errno, "forward SIG%s to task %u: %m", sigabbrev_np(sig), t->index);
+	}
+	if (!terminating(sig))
+		return 0;
+	if (s->stopping) {
+		log_notice("second SIG%s: killing the tasks now", sigabbrev_np(sig));
+		return on_grace_timer(NULL, 0, s);
+	}
+	s->stopping = true;
+	s->signal_name = sigdescr_np(sig);
+	char grace[32];
+	snprintf(grace, sizeof(grace), "%.1fs", (double)s->cfg->grace_usec / 1e6);
+	log_notice("received SIG%s: forwarded to the tasks; killing what still runs in %s", sigabbrev_np(sig),
+		   grace);
+	arm(s, &s->grace_timer, s->cfg->grace_usec, on_grace_timer);
+	start_more(s); /* exits the loop at once when nothing runs */
+	return 0;
+}
+
+/* Degraded mode: no cgroup bounds the tasks, so sum each task's process tree
+ * RSS and kill a task past its share. */
+static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	const struct mg_supervisor_config *cfg = s->cfg;
+	_cleanup_free_ struct mg_proc *procs = NULL;
+	_cleanup_free_ pid_t *roots = calloc(cfg->ntasks, sizeof(pid_t));
+	_cleanup_free_ uint64_t *pages = calloc(cfg->ntasks, sizeof(uint64_t));
+	int n;
+
+	arm(s, &s->watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
+	if (!roots || !pages)
+		return 0;
+	n = mg_proc_scan(cfg->procfd, &procs);
+	if (n < 0) {
+		mg_log_errno(LOG_WARNING, n, "RSS watchdog: scan processes: %m");
+		return 0;
+	}
+	for (size_t i = 0; i < cfg->ntasks; i++)
+		roots[i] = cfg->tasks[i].state == MG_TASK_RUNNING ? cfg->tasks[i].pid : 0;
+	mg_proc_tree_rss(procs, (size_t)n, roots, cfg->ntasks, pages);
+	for (size_t i = 0; i < cfg->ntasks; i++) {
+		struct mg_task *t = &cfg->tasks[i];
+		uint64_t rss = pages[i] * s->page_size;
+		if (!roots[i])
+			continue;
+		if (rss > t->peak || !t->peak_known)
+			t->peak = rss, t->peak_known = true;
+		if (rss <= t->share || t->killed_by == MG_KILL_WATCHDOG)
+			continue;
+		char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN];
+		log_warn("task %u: RSS %s exceeds its %s share: killing it", t->index, mg_size_format(rss, a),
+			 mg_size_format(t->share, b));
+		t->killed_by = MG_KILL_WATCHDOG;
+		kill(-t->pid, SIGKILL);
+		/* Children that left the process group still belong to the task. */
+		for (int k = 0; k < n; k++)
+			if (mg_proc_root_of(procs, (size_t)n, roots, cfg->ntasks, procs[k].pid) == (long)i)
+				kill(procs[k].pid, SIGKILL);
+	}
+	return 0;
+}
+
+int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal)
+{
+	struct supervisor s = {.cfg = cfg, .page_size = (uint64_t)sysconf(_SC_PAGESIZE)};
+	sigset_t mask, old;
+	int r;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (size_t i = 0; i < MG_ARRAY_SIZE(forwarded); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	s.child_mask = old;
+	/* Orphans of a task re-parent to us, so process trees stay whole for the
+	 * watchdog and nothing lingers unreaped. */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	r = sd_event_new(&s.event);
+	if (r < 0)
+		return mg_log_errno(LOG_ERR, r, "create event loop: %m");
+	r = sd_event_add_signal(s.event, NULL, SIGCHLD, on_sigchld, &s);
+	for (size_t i = 0; r >= 0 && i < MG_ARRAY_SIZE(forwarded); i++)
+		r = sd_event_add_signal(s.event, NULL, forwarded[i], on_signal, &s);
+	if (r < 0) {
+		sd_event_unref(s.event);
+		return mg_log_errno(LOG_ERR, r, "watch signals: %m");
+	}
+	for (size_t i = 0; i < cfg->ntasks; i++)
+		cfg->tasks[i].cgfd = -1;
+	if (!cfg->placement && cfg->watchdog_interval_usec)
+		arm(&s, &s.watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
+
+	start_more(&s);
+	if (s.done < cfg->ntasks || s.running > 0)
+		r = sd_event_loop(s.event);
+
+	sd_event_source_unref(s.grace_timer);
+	sd_event_source_unref(s.drain_timer);
+	sd_event_source_unref(s.watchdog_timer);
+	sd_event_unref(s.event);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (ret_signal)
+		*ret_signal = s.signal_name;
+	return r < 0 ? mg_log_errno(LOG_ERR, r, "event loop: %m") : 0;
+}

@@ -1,0 +1,47 @@
+/* One task of a run and what became of it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memguard/cgroup.h"
+
+enum mg_task_state { MG_TASK_PENDING, MG_TASK_RUNNING, MG_TASK_DRAINING, MG_TASK_DONE };
+
+/* Who ended a task, when it did not end by itself. */
+enum mg_kill_cause {
+	MG_KILL_NONE,
+	MG_KILL_KERNEL_OOM, /* the kernel's OOM killer, inside the task's cgroup */
+	MG_KILL_GRACE,      /* memguard, after a forwarded signal and the grace period */
+	MG_KILL_WATCHDOG,   /* memguard's RSS watchdog (degraded mode) */
+	MG_KILL_DAEMON,     /* memguardd, under node memory pressure */
+};
+
+struct mg_task {
+	unsigned index;
+	const char *param;         /* the task-file line, or NULL */
+	enum mg_task_state state;
+	pid_t pid;
+	int cgfd;                  /* -1 without cgroups */
+	int wait_status;           /* as from waitpid(), valid when exited */
+	bool exited;
+	int exec_errno;            /* nonzero when the command could not run */
+	int spawn_errno;           /* nonzero when no process could be created */
+	enum mg_kill_cause killed_by;
+	uint64_t share;
+	uint64_t peak;             /* memory.peak, or the watchdog's largest RSS */
+	bool peak_known;
+	struct mg_memory_events events;
+	uint64_t start_usec, end_usec;
+	uint64_t drain_deadline_usec;
+	char daemon_reason[256];   /* memguardd's words, when it killed the task */
+};
+
+/* The exit status a task contributes: 0 on success, its exit code, 128+signal,
+ * 126/127 when it could not be executed, 125 when memguard could not start it. */
+int mg_task_exit_status(const struct mg_task *t);
+
+/* A one-line reason in words, e.g. "killed by the kernel: 2.3GiB share
+ * exceeded". Writes into buf and returns it. */
+const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size);

@@ -1,0 +1,131 @@
+#include "memguard/procstat.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memguard/util.h"
+
+int mg_proc_stat_parse(const char *text, struct mg_proc *ret)
+{
+	struct mg_proc p = {0};
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	long long pid, ppid, pgrp;
+	unsigned long long rss;
+	char state;
+
+	if (!open || !close || close < open || sscanf(text, "%lld", &pid) != 1 || pid <= 0 || pid > INT32_MAX)
+		return -EBADMSG;
+	size_t clen = (size_t)(close - open - 1);
+	if (clen >= sizeof(p.comm))
+		clen = sizeof(p.comm) - 1;
+	memcpy(p.comm, open + 1, clen);
+	/* After comm: state ppid pgrp session tty_nr tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime cutime cstime priority nice num_threads
+	 * itrealvalue starttime vsize rss */
+	if (sscanf(close + 1,
+	           " %c %lld %lld %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %*u "
+	           "%llu",
+	           &state, &ppid, &pgrp, &rss) != 4)
+		return -EBADMSG;
+	if (ppid < 0 || ppid > INT32_MAX || pgrp < 0 || pgrp > INT32_MAX)
+		return -EBADMSG;
+	p.pid = (pid_t)pid;
+	p.ppid = (pid_t)ppid;
+	p.pgrp = (pid_t)pgrp;
+	p.state = state;
+	p.rss_pages = rss;
+	*ret = p;
+	return 0;
+}
+
+static int by_pid(const void *a, const void *b);
+
+int mg_proc_scan(int procfd, struct mg_proc **ret_procs)
+{
+	_cleanup_close_ int dupfd = openat(procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ struct mg_proc *procs = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	if (dupfd < 0)
+		return -errno;
+	dir = fdopendir(dupfd);
+	if (!dir)
+		return -errno;
+	dupfd = -1;
+	while ((de = readdir(dir))) {
+		char name[300], buf[1024];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    de->d_name[strspn(de->d_name, "0123456789")])
+			continue;
+		snprintf(name, sizeof(name), "%s/stat", de->d_name);
+		if (mg_read_small_at(procfd, name, buf, sizeof(buf)) <= 0)
+			continue; /* gone already */
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct mg_proc *bigger = realloc(procs, ncap * sizeof(*procs));
+			if (!bigger) {
+				closedir(dir);
+				return -ENOMEM;
+			}
+			procs = bigger;
+			cap = ncap;
+		}
+		if (mg_proc_stat_parse(buf, &procs[n]) == 0)
+			n++;
+	}
+	closedir(dir);
+	if (n > 0)
+		qsort(procs, n, sizeof(*procs), by_pid);
+	*ret_procs = TAKE_PTR(procs);
+	return (int)n;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct mg_proc *)a)->pid, y = ((const struct mg_proc *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+static long find_index(const struct mg_proc *procs, size_t nprocs, pid_t pid)
+{
+	struct mg_proc key = {.pid = pid};
+
+	if (nprocs == 0)
+		return -1;
+	const struct mg_proc *hit = bsearch(&key, procs, nprocs, sizeof(*procs), by_pid);
+
+	return hit ? hit - procs : -1;
+}
+
+long mg_proc_root_of(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots, pid_t pid)
+{
+	/* The bound guards against a cycle in a torn snapshot. */
+	for (size_t hops = 0; pid > 1 && hops < 4096; hops++) {
+		for (size_t r = 0; r < nroots; r++)
+			if (roots[r] == pid)
+				return (long)r;
+		long at = find_index(procs, nprocs, pid);
+		if (at < 0)
+			return -1;
+		pid = procs[at].ppid;
+	}
+	return -1;
+}
+
+void mg_proc_tree_rss(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots,
+                      uint64_t *ret_pages)
+{
+	for (size_t r = 0; r < nroots; r++)
+		ret_pages[r] = 0;
+	for (size_t i = 0; i < nprocs; i++) {
+		long r = mg_proc_root_of(procs, nprocs, roots, nroots, procs[i].pid);
+		if (r >= 0)
+			ret_pages[r] += procs[i].rss_pages;
+	}
+}

@@ -1,0 +1,37 @@
+# Shared by the integration scripts: paths and assertions. Sourced, not run.
+# These tests need root and cgroup v2 with the memory controller: they run in
+# the VM (tests/vm/run-suite.sh) or on such a host. They never skip.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${MEMGUARD_BUILD:-$top/build}
+memguard=$build/bin/memguard
+memguardd=$build/bin/memguardd
+memhog=$build/tests/programs/memhog
+cgroot=/sys/fs/cgroup
+work=$(mktemp -d /tmp/mgtest.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "  $*"; }
+
+require_cgroup2() {
+	grep -qw memory "$cgroot/cgroup.controllers" 2>/dev/null ||
+		fail "no cgroup v2 memory controller at $cgroot: run inside tests/vm"
+	[ "$(id -u)" -eq 0 ] || fail "needs root"
+}
+
+# json FILE EXPR: evaluates a Python expression over the parsed JSON as `r`.
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+assert_contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$3: '$2' not in $1"; }; }
+
+# No cgroup of a finished run may be left behind.
+assert_no_leftover() {
+	local left
+	left=$(find "$cgroot/memguard" -mindepth 1 -maxdepth 1 -type d -name 'run-*' 2>/dev/null | wc -l)
+	assert_eq "$left" 0 "leftover run cgroups under $cgroot/memguard"
+}
+
+require_cgroup2

@@ -1,0 +1,75 @@
+/* Test helpers: fake /proc and cgroup trees in a mkdtemp directory, and
+ * capturing what the library logs to stderr.
+ *
+ * Every helper fails the running cmocka test on an unexpected error, so tests
+ * can build their trees without checking each step. Include cmocka's
+ * prerequisites (stdarg.h, stddef.h, stdint.h, setjmp.h) and cmocka.h before
+ * using the ft_assert_* helpers from a test. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct fake_tree {
+	char path[PATH_MAX]; /* absolute path of the temp directory */
+	int fd;              /* O_DIRECTORY fd for it */
+};
+
+/* Creates an empty tree under $TMPDIR (or /tmp). */
+void ft_new(struct fake_tree *t);
+
+/* Removes everything below and including the tree, and closes its fd. Safe on
+ * a tree that ft_new() never filled in (fd < 0). */
+void ft_free(struct fake_tree *t);
+
+/* cmocka fixtures: *state becomes a fresh struct fake_tree, removed again
+ * by ft_teardown() even when the test failed half way. */
+int ft_setup(void **state);
+int ft_teardown(void **state);
+
+/* mkdir -p of relpath below dirfd. */
+void ft_mkdir(int dirfd, const char *relpath);
+
+/* Creates (or truncates) dirfd/relpath with content, making parent dirs. */
+void ft_write(int dirfd, const char *relpath, const char *content);
+
+/* Like ft_write() with len bytes that may contain NULs. */
+void ft_write_bytes(int dirfd, const char *relpath, const void *data, size_t len);
+
+/* The content of dirfd/relpath as a heap string (the caller frees it), and
+ * its length in *ret_len when ret_len is not NULL. Fails the test when the
+ * file cannot be read. */
+char *ft_read(int dirfd, const char *relpath, size_t *ret_len);
+
+/* True when dirfd/relpath exists (of any type). */
+bool ft_exists(int dirfd, const char *relpath);
+
+/* Opens dirfd/relpath as a directory; fails the test when it cannot. */
+int ft_open_dir(int dirfd, const char *relpath);
+
+/* Redirects stderr (fd 2) into a temp file until ft_capture_end(), which
+ * restores it and returns everything written meanwhile as a heap string. */
+struct ft_capture {
+	int saved_fd;
+	int file_fd;
+};
+void ft_capture_begin(struct ft_capture *c);
+char *ft_capture_end(struct ft_capture *c);
+
+/* Forks a child that blocks in pause() until a signal kills it. Only these
+ * pids may ever be listed in a fake cgroup.procs that mg_cg_kill() reads. */
+pid_t ft_fork_paused_child(void);
+
+/* Reaps pid, which must have been forked by this test, and returns its raw
+ * wait status. Waits at most timeout_ms; a child still alive by then is
+ * SIGKILLed and reaped so it never outlives the test, and -1 is returned. */
+int ft_reap_child(pid_t pid, int timeout_ms);
+
+/* Fails the test unless haystack contains needle (both printed on failure). */
+#define ft_assert_contains(haystack, needle) ft_assert_contains_at((haystack), (needle), __FILE__, __LINE__)
+void ft_assert_contains_at(const char *haystack, const char *needle, const char *file, int line);
+#define ft_assert_not_contains(haystack, needle)                                                             \
+	ft_assert_not_contains_at((haystack), (needle), __FILE__, __LINE__)
+void ft_assert_not_contains_at(const char *haystack, const char *needle, const char *file, int line);

@@ -1,0 +1,219 @@
+/* /proc/meminfo parsing, and reading it through a fake procfd. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_tree.h"
+#include "memguard/meminfo.h"
+#include "memguard/util.h"
+
+/* A complete /proc/meminfo from a 6.x kernel with 16 GiB. */
+static const char full_meminfo[] = "MemTotal:       16318480 kB\n"
+                                   "MemFree:          903452 kB\n"
+                                   "MemAvailable:   11473996 kB\n"
+                                   "Buffers:          512340 kB\n"
+                                   "Cached:        10110268 kB\n"
+                                   "SwapCached:         1024 kB\n"
+                                   "Active:         5519340 kB\n"
+                                   "Inactive:       8219548 kB\n"
+                                   "Active(anon):    2048000 kB\n"
+                                   "Inactive(anon):  1178480 kB\n"
+                                   "Active(file):    3471340 kB\n"
+                                   "Inactive(file):  7041068 kB\n"
+                                   "Unevictable:       65520 kB\n"
+                                   "Mlocked:              48 kB\n"
+                                   "SwapTotal:       8388604 kB\n"
+                                   "SwapFree:        8123388 kB\n"
+                                   "Zswap:                 0 kB\n"
+                                   "Zswapped:              0 kB\n"
+                                   "Dirty:               740 kB\n"
+                                   "Writeback:             0 kB\n"
+                                   "AnonPages:       3154392 kB\n"
+                                   "Mapped:          1046720 kB\n"
+                                   "Shmem:            722508 kB\n"
+                                   "KReclaimable:     459420 kB\n"
+                                   "Slab:             745908 kB\n"
+                                   "SReclaimable:     459420 kB\n"
+                                   "SUnreclaim:       286488 kB\n"
+                                   "KernelStack:       21520 kB\n"
+                                   "PageTables:        45112 kB\n"
+                                   "SecPageTables:         0 kB\n"
+                                   "NFS_Unstable:          0 kB\n"
+                                   "Bounce:                0 kB\n"
+                                   "WritebackTmp:          0 kB\n"
+                                   "CommitLimit:    16547844 kB\n"
+                                   "Committed_AS:   12966180 kB\n"
+                                   "VmallocTotal:   34359738367 kB\n"
+                                   "VmallocUsed:       95044 kB\n"
+                                   "VmallocChunk:          0 kB\n"
+                                   "Percpu:            10240 kB\n"
+                                   "HardwareCorrupted:     0 kB\n"
+                                   "AnonHugePages:         0 kB\n"
+                                   "ShmemHugePages:        0 kB\n"
+                                   "ShmemPmdMapped:        0 kB\n"
+                                   "FileHugePages:         0 kB\n"
+                                   "FilePmdMapped:         0 kB\n"
+                                   "Unaccepted:            0 kB\n"
+                                   "HugePages_Total:       0\n"
+                                   "HugePages_Free:        0\n"
+                                   "HugePages_Rsvd:        0\n"
+                                   "HugePages_Surp:        0\n"
+                                   "Hugepagesize:       2048 kB\n"
+                                   "Hugetlb:               0 kB\n"
+                                   "DirectMap4k:      514944 kB\n"
+                                   "DirectMap2M:    12826624 kB\n"
+                                   "DirectMap1G:     5242880 kB\n";
+
+static void check_full(const struct mg_meminfo *m)
+{
+	assert_true(m->mem_total == 16318480ull * 1024);
+	assert_true(m->mem_available == 11473996ull * 1024);
+	assert_true(m->swap_total == 8388604ull * 1024);
+	assert_true(m->swap_free == 8123388ull * 1024);
+	assert_true(m->shmem == 722508ull * 1024);
+}
+
+static void parse_full(void **state)
+{
+	struct mg_meminfo m;
+
+	memset(&m, 0xaa, sizeof(m));
+	assert_int_equal(mg_meminfo_parse(full_meminfo, &m), 0);
+	check_full(&m);
+}
+
+static void parse_minimal_defaults_optional_to_zero(void **state)
+{
+	struct mg_meminfo m;
+
+	memset(&m, 0xaa, sizeof(m));
+	assert_int_equal(mg_meminfo_parse("MemTotal: 2048 kB\nMemAvailable: 1024 kB\n", &m), 0);
+	assert_true(m.mem_total == 2048ull * 1024);
+	assert_true(m.mem_available == 1024ull * 1024);
+	assert_true(m.swap_total == 0);
+	assert_true(m.swap_free == 0);
+	assert_true(m.shmem == 0);
+
+	/* Order does not matter, nor a missing final newline. */
+	assert_int_equal(mg_meminfo_parse("Shmem: 3 kB\nMemAvailable: 1 kB\nMemTotal: 2 kB", &m), 0);
+	assert_true(m.mem_total == 2048);
+	assert_true(m.mem_available == 1024);
+	assert_true(m.shmem == 3072);
+}
+
+static void parse_does_not_confuse_similar_keys(void **state)
+{
+	struct mg_meminfo m;
+
+	/* ShmemHugePages before Shmem, SwapCached before SwapTotal. */
+	assert_int_equal(mg_meminfo_parse("ShmemHugePages: 99 kB\n"
+	                                  "SwapCached: 98 kB\n"
+	                                  "MemTotalExtra: 97 kB\n"
+	                                  "MemTotal: 10 kB\n"
+	                                  "MemAvailable: 5 kB\n"
+	                                  "Shmem: 1 kB\n"
+	                                  "SwapTotal: 2 kB\n",
+	                                  &m),
+	                 0);
+	assert_true(m.mem_total == 10240);
+	assert_true(m.shmem == 1024);
+	assert_true(m.swap_total == 2048);
+	assert_true(m.swap_free == 0);
+}
+
+static void parse_boundary_of_overflow(void **state)
+{
+	struct mg_meminfo m;
+
+	/* (2^54 - 1) kB is the largest that fits in bytes. */
+	assert_int_equal(mg_meminfo_parse("MemTotal: 18014398509481983 kB\nMemAvailable: 0 kB\n", &m), 0);
+	assert_true(m.mem_total == 18014398509481983ull * 1024);
+	assert_true(m.mem_available == 0);
+}
+
+static void parse_rejects(void **state)
+{
+	static const char *const bad[] = {
+	        "",
+	        "\n",
+	        "garbage",
+	        /* A required key missing. */
+	        "MemTotal: 1024 kB\nMemFree: 1 kB\n",
+	        "MemAvailable: 1024 kB\n",
+	        "MemTotal: 1024 kB\nMemAvailableX: 5 kB\n",
+	        /* A value without a number. */
+	        "MemTotal: kB\nMemAvailable: 1 kB\n",
+	        "MemTotal:\nMemAvailable: 1 kB\n",
+	        "MemTotal: 1 kB\nMemAvailable:\n",
+	        "MemTotal: -1 kB\nMemAvailable: 1 kB\n",
+	        "MemTotal: x1 kB\nMemAvailable: 1 kB\n",
+	        /* Overflow in the number itself, or when multiplied by 1024. */
+	        "MemTotal: 18014398509481984 kB\nMemAvailable: 1 kB\n",
+	        "MemTotal: 1 kB\nMemAvailable: 18446744073709551615 kB\n",
+	        "MemTotal: 99999999999999999999999 kB\nMemAvailable: 1 kB\n",
+	        /* An optional key that is present must be a number too. */
+	        "MemTotal: 1 kB\nMemAvailable: 1 kB\nShmem: lots kB\n",
+	        "MemTotal: 1 kB\nMemAvailable: 1 kB\nSwapTotal: 18014398509481984 kB\n",
+	        "MemTotal: 1 kB\nMemAvailable: 1 kB\nSwapFree:\n",
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(bad); i++) {
+		struct mg_meminfo m, before;
+
+		memset(&m, 0x5a, sizeof(m));
+		before = m;
+		int r = mg_meminfo_parse(bad[i], &m);
+		if (r != -EBADMSG)
+			print_error("mg_meminfo_parse(\"%s\") = %d\n", bad[i], r);
+		assert_int_equal(r, -EBADMSG);
+		assert_memory_equal(&m, &before, sizeof(m)); /* untouched on failure */
+	}
+}
+
+static void read_through_fake_procfd(void **state)
+{
+	struct fake_tree *t = *state;
+	struct mg_meminfo m;
+	int procfd;
+
+	ft_write(t->fd, "meminfo", full_meminfo);
+	procfd = ft_open_dir(AT_FDCWD, t->path);
+	assert_int_equal(mg_meminfo_read(procfd, &m), 0);
+	check_full(&m);
+
+	ft_write(t->fd, "meminfo", "MemTotal: 1 kB\n");
+	assert_int_equal(mg_meminfo_read(procfd, &m), -EBADMSG);
+	close(procfd);
+}
+
+static void read_missing_file(void **state)
+{
+	struct fake_tree *t = *state;
+	struct mg_meminfo m;
+
+	assert_int_equal(mg_meminfo_read(t->fd, &m), -ENOENT);
+	assert_int_equal(mg_meminfo_read(-1, &m), -EBADF);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(parse_full),
+	        cmocka_unit_test(parse_minimal_defaults_optional_to_zero),
+	        cmocka_unit_test(parse_does_not_confuse_similar_keys),
+	        cmocka_unit_test(parse_boundary_of_overflow),
+	        cmocka_unit_test(parse_rejects),
+	        cmocka_unit_test_setup_teardown(read_through_fake_procfd, ft_setup, ft_teardown),
+	        cmocka_unit_test_setup_teardown(read_missing_file, ft_setup, ft_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
