@@ -52,15 +52,15 @@ void mg_batch_grant_from_env(char *const envp[], struct mg_sourced *ret)
 	if (per_cpu && cpus && mg_parse_u64(per_cpu, &mib) == 0 && mib > 0 && (n = leading_count(cpus)) > 0 &&
 	    !__builtin_mul_overflow(mib, n, &mib) && !__builtin_mul_overflow(mib, 1ull << 20, &bytes)) {
 		ret->value = bytes;
-		snprintf(ret->where, sizeof(ret->where), "SLURM_MEM_PER_CPU=%s MiB x SLURM_CPUS_ON_NODE=%s", per_cpu,
-			 cpus);
+		snprintf(ret->where, sizeof(ret->where), "SLURM_MEM_PER_CPU=%s MiB x SLURM_CPUS_ON_NODE=%s",
+		         per_cpu, cpus);
 	}
 }
 
 void mg_default_ntasks(char *const envp[], unsigned ncpus, struct mg_sourced *ret)
 {
-	static const char *const vars[] = {"PBS_NUM_PPN",         "NCPUS",          "SLURM_NTASKS_PER_NODE",
-					   "SLURM_TASKS_PER_NODE", "SLURM_CPUS_ON_NODE"};
+	static const char *const vars[] = {"PBS_NUM_PPN", "NCPUS", "SLURM_NTASKS_PER_NODE",
+	                                   "SLURM_TASKS_PER_NODE", "SLURM_CPUS_ON_NODE"};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(vars); i++) {
 		const char *v = mg_env_get(envp, vars[i]);
@@ -103,8 +103,8 @@ int mg_budget_compute(const struct mg_budget_input *in, struct mg_budget *ret, c
 	if (__builtin_sub_overflow(in->mem.mem_total, b.reserve, &node_room) ||
 	    __builtin_sub_overflow(node_room, b.shmem, &node_room) || node_room == 0) {
 		snprintf(err, errsize, "reserve %s plus Shmem %s leaves nothing of MemTotal %s",
-			 mg_size_format(b.reserve, s1), mg_size_format(b.shmem, s2),
-			 mg_size_format(in->mem.mem_total, (char[MG_SIZE_STRLEN]){0}));
+		         mg_size_format(b.reserve, s1), mg_size_format(b.shmem, s2),
+		         mg_size_format(in->mem.mem_total, (char[MG_SIZE_STRLEN]){0}));
 		return -ERANGE;
 	}
 	b.usable = b.limit < node_room ? b.limit : node_room;
@@ -113,7 +113,8 @@ int mg_budget_compute(const struct mg_budget_input *in, struct mg_budget *ret, c
 		uint64_t need;
 		if (__builtin_mul_overflow(in->mem_per_task, in->ntasks, &need) || need > b.usable) {
 			snprintf(err, errsize, "--mem-per-task %s x %u tasks exceeds the usable %s",
-				 mg_size_format(in->mem_per_task, s1), in->ntasks, mg_size_format(b.usable, s2));
+			         mg_size_format(in->mem_per_task, s1), in->ntasks,
+			         mg_size_format(b.usable, s2));
 			return -ERANGE;
 		}
 		b.share = in->mem_per_task;
@@ -123,7 +124,7 @@ int mg_budget_compute(const struct mg_budget_input *in, struct mg_budget *ret, c
 	b.share -= b.share % PAGE_BYTES;
 	if (b.share < in->min_share || b.share == 0) {
 		snprintf(err, errsize, "a share of %s per task (%u tasks) is below the minimum %s",
-			 mg_size_format(b.share, s1), in->ntasks, mg_size_format(in->min_share, s2));
+		         mg_size_format(b.share, s1), in->ntasks, mg_size_format(in->min_share, s2));
 		return -ERANGE;
 	}
 	*ret = b;

@@ -11,7 +11,7 @@
 
 /* A number and where it came from, for --explain. */
 struct mg_sourced {
-	uint64_t value;   /* MG_SIZE_UNLIMITED, or 0 for a count, when unset */
+	uint64_t value; /* MG_SIZE_UNLIMITED, or 0 for a count, when unset */
 	char where[160];
 };
 
@@ -23,17 +23,17 @@ struct mg_budget_input {
 	const char *reserve;            /* size or percent of MemTotal */
 	bool reserve_shmem;
 	unsigned ntasks;
-	uint64_t mem_per_task;          /* --mem-per-task, or 0 to split evenly */
+	uint64_t mem_per_task; /* --mem-per-task, or 0 to split evenly */
 	uint64_t min_share;
 };
 
 struct mg_budget {
-	uint64_t limit;       /* smallest of MemTotal, cgroup, grant, --mem */
+	uint64_t limit; /* smallest of MemTotal, cgroup, grant, --mem */
 	const char *limit_from;
-	uint64_t reserve;     /* resolved reserve */
-	uint64_t shmem;       /* Shmem kept back, 0 unless reserve_shmem */
-	uint64_t usable;      /* what the tasks may use together */
-	uint64_t share;       /* per task, page aligned */
+	uint64_t reserve; /* resolved reserve */
+	uint64_t shmem;   /* Shmem kept back, 0 unless reserve_shmem */
+	uint64_t usable;  /* what the tasks may use together */
+	uint64_t share;   /* per task, page aligned */
 };
 
 /* Computes the budget. On error returns -EINVAL/-ERANGE and a one-line

@@ -30,6 +30,14 @@ extern char **environ;
 
 #define WATCHDOG_INTERVAL_USEC 250000ull
 
+static bool env_setting_present(const struct mg_env_setting *env, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(env[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 static unsigned cpus_allowed(void)
 {
 	cpu_set_t set;
@@ -50,16 +58,18 @@ static void find_cgroup_limit(int procfd, const struct mg_cgroup_mount *m, struc
 	*ret = (struct mg_sourced){.value = MG_SIZE_UNLIMITED};
 	if (!m->path || mg_read_file_at(procfd, "self/cgroup", &text) < 0)
 		return;
-	if ((m->unified ? mg_proc_cgroup_parse(text, &self) : mg_proc_cgroup_v1_parse(text, "memory", &self)) < 0)
+	if ((m->unified ? mg_proc_cgroup_parse(text, &self)
+	                : mg_proc_cgroup_v1_parse(text, "memory", &self)) < 0)
 		return;
 	mountfd = mg_cg_open(AT_FDCWD, m->path);
 	if (mountfd < 0 ||
-	    mg_cg_ancestor_limit(mountfd, self, m->unified ? "memory.max" : "memory.limit_in_bytes", &limit, &at) < 0 ||
+	    mg_cg_ancestor_limit(mountfd, self, m->unified ? "memory.max" : "memory.limit_in_bytes", &limit,
+	                         &at) < 0 ||
 	    !at)
 		return;
 	ret->value = limit;
-	snprintf(ret->where, sizeof(ret->where), "%s of cgroup %s%s", m->unified ? "memory.max" : "memory.limit_in_bytes",
-		 m->path, at);
+	snprintf(ret->where, sizeof(ret->where), "%s of cgroup %s%s",
+	         m->unified ? "memory.max" : "memory.limit_in_bytes", m->path, at);
 }
 
 /* True when memguardd runs on this node (its pid file names a live process). */
@@ -76,35 +86,39 @@ static bool daemon_running(void)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
-static void explain(const struct mg_budget_input *in, const struct mg_budget *b, const struct mg_sourced *ntasks,
-		    unsigned parallel, enum mg_runtime rt, const char *rt_why, const struct mg_env_setting *env,
-		    size_t nenv, uint64_t rlimit_as, const char *mode)
+static void explain(const struct mg_budget_input *in, const struct mg_budget *b,
+                    const struct mg_sourced *ntasks, unsigned parallel, enum mg_runtime rt,
+                    const char *rt_why, const struct mg_env_setting *env, size_t nenv, uint64_t rlimit_as,
+                    const char *mode)
 {
 	char s[MG_SIZE_STRLEN];
 
 	fprintf(stderr, "memguard: MemTotal                 %s\n", mg_size_format(in->mem.mem_total, s));
 	fprintf(stderr, "memguard: MemAvailable             %s\n", mg_size_format(in->mem.mem_available, s));
 	if (in->cgroup_limit.value != MG_SIZE_UNLIMITED)
-		fprintf(stderr, "memguard: cgroup limit             %s  (%s)\n", mg_size_format(in->cgroup_limit.value, s),
-			in->cgroup_limit.where);
+		fprintf(stderr, "memguard: cgroup limit             %s  (%s)\n",
+		        mg_size_format(in->cgroup_limit.value, s), in->cgroup_limit.where);
 	if (in->batch_grant.value != MG_SIZE_UNLIMITED)
-		fprintf(stderr, "memguard: batch grant              %s  (%s)\n", mg_size_format(in->batch_grant.value, s),
-			in->batch_grant.where);
-	fprintf(stderr, "memguard: limit                    %s  (from %s)\n", mg_size_format(b->limit, s), b->limit_from);
+		fprintf(stderr, "memguard: batch grant              %s  (%s)\n",
+		        mg_size_format(in->batch_grant.value, s), in->batch_grant.where);
+	fprintf(stderr, "memguard: limit                    %s  (from %s)\n", mg_size_format(b->limit, s),
+	        b->limit_from);
 	fprintf(stderr, "memguard: reserve                  %s  (reserve = %s of MemTotal)\n",
-		mg_size_format(b->reserve, s), in->reserve);
+	        mg_size_format(b->reserve, s), in->reserve);
 	fprintf(stderr, "memguard: Shmem kept back          %s\n", mg_size_format(b->shmem, s));
 	fprintf(stderr, "memguard: usable                   %s\n", mg_size_format(b->usable, s));
 	fprintf(stderr, "memguard: tasks at once            %u  (%s)\n", parallel, ntasks->where);
 	fprintf(stderr, "memguard: share per task           %s  (%s)\n", mg_size_format(b->share, s),
-		in->mem_per_task ? "--mem-per-task" : "usable / tasks");
+	        in->mem_per_task ? "--mem-per-task" : "usable / tasks");
 	fprintf(stderr, "memguard: runtime                  %s  (%s)\n", mg_runtime_name(rt), rt_why);
 	for (size_t i = 0; i < nenv; i++)
 		fprintf(stderr, "memguard: heap flag                %s=%s\n", env[i].name, env[i].value);
-	fprintf(stderr, "memguard: RLIMIT_AS                %s\n", rlimit_as ? mg_size_format(rlimit_as, s) : "not set");
+	fprintf(stderr, "memguard: RLIMIT_AS                %s\n",
+	        rlimit_as ? mg_size_format(rlimit_as, s) : "not set");
 	fprintf(stderr, "memguard: mode                     %s\n", mode);
 	if (b->usable > in->mem.mem_available)
-		fprintf(stderr, "memguard: note: usable exceeds MemAvailable now; others are using the node\n");
+		fprintf(stderr,
+		        "memguard: note: usable exceeds MemAvailable now; others are using the node\n");
 }
 
 int main(int argc, char **argv)
@@ -118,7 +132,7 @@ int main(int argc, char **argv)
 	struct mg_sourced ntasks;
 	struct mg_tasklist list = {0};
 	_cleanup_close_ int procfd = -1;
-	char err[512], why[512], mode[PATH_MAX + 64];
+	char err[512], why[512], mode[3 * PATH_MAX];
 	const char *proc_path = getenv(MG_PROC_PATH_ENV) ?: MG_PROC_PATH;
 	const char *rt_why = "--runtime";
 	const char *signal_name = NULL;
@@ -134,7 +148,7 @@ int main(int argc, char **argv)
 		return MG_EXIT_OK;
 	mg_config_defaults(&cfg);
 	r = mg_config_load(&cfg, opt.config_path ?: MG_CONFIG_FILE, opt.config_path != NULL,
-			   opt.config_path ? NULL : MG_CONFIG_DROPIN_DIR, err, sizeof(err));
+	                   opt.config_path ? NULL : MG_CONFIG_DROPIN_DIR, err, sizeof(err));
 	if (r < 0) {
 		log_err("%s", err);
 		return MG_EXIT_USAGE;
@@ -170,7 +184,8 @@ int main(int argc, char **argv)
 
 	r = mg_cgroup_find_memory_mount(&mount);
 	if (r < 0)
-		snprintf(why, sizeof(why), "no cgroup hierarchy carries the memory controller (%s)", strerror(-r));
+		snprintf(why, sizeof(why), "no cgroup hierarchy carries the memory controller (%s)",
+		         strerror(-r));
 	find_cgroup_limit(procfd, &mount, &in.cgroup_limit);
 	mg_batch_grant_from_env(environ, &in.batch_grant);
 	in.mem_option = opt.mem;
@@ -187,14 +202,20 @@ int main(int argc, char **argv)
 	enum mg_runtime rt = opt.runtime;
 	if (!opt.runtime_forced)
 		rt = mg_runtime_detect(opt.command, getenv("PATH"), &rt_why);
-	struct mg_env_setting heap_env[MG_HEAP_SETTINGS_MAX];
+	struct mg_env_setting heap_env[MG_HEAP_SETTINGS_MAX + 1];
 	size_t nheap = 0;
 	if (opt.heap_flags != 0 && cfg.heap_flags)
 		nheap = (size_t)mg_heap_settings(rt, budget.share, environ, opt.command, heap_env);
-	enum mg_rlimit_as_mode as_mode = opt.rlimit_as >= 0 ? (enum mg_rlimit_as_mode)opt.rlimit_as : cfg.rlimit_as;
+	enum mg_rlimit_as_mode as_mode =
+	        opt.rlimit_as >= 0 ? (enum mg_rlimit_as_mode)opt.rlimit_as : cfg.rlimit_as;
 	uint64_t rlimit_as = 0;
 	if (as_mode == MG_RLIMIT_AS_ON || (as_mode == MG_RLIMIT_AS_AUTO && mg_runtime_wants_rlimit_as(rt)))
 		rlimit_as = budget.share;
+	/* Under RLIMIT_AS every thread's 64 MiB malloc arena counts: a threaded
+	 * task would run out of address space long before memory. */
+	if (rlimit_as && !getenv("MALLOC_ARENA_MAX") &&
+	    !env_setting_present(heap_env, nheap, "MALLOC_ARENA_MAX"))
+		heap_env[nheap++] = (struct mg_env_setting){.name = "MALLOC_ARENA_MAX", .value = "2"};
 
 	/* Cgroups, or say once why not and run degraded. */
 	bool cgroups = false;
@@ -213,7 +234,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!cgroups && !opt.quiet)
-		log_warn("running without cgroups (%s): guarding with RLIMIT_AS, heap flags and an RSS watchdog", why);
+		log_warn("running without cgroups (%s): guarding with RLIMIT_AS, heap flags and an RSS "
+		         "watchdog",
+		         why);
 	enum mg_share_mode share_mode = opt.mode >= 0 ? (enum mg_share_mode)opt.mode : cfg.mode;
 	if (share_mode == MG_SHARE_AUTO)
 		share_mode = daemon_running() ? MG_SHARE_ELASTIC : MG_SHARE_STRICT;
@@ -221,10 +244,10 @@ int main(int argc, char **argv)
 		log_warn("elastic shares without memguardd: tasks may together exhaust the node's memory");
 	if (cgroups)
 		snprintf(mode, sizeof(mode), "cgroup %s/%s, %s shares", placement.mount, placement.run,
-			 share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict");
+		         share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict");
 	if (opt.explain)
 		explain(&in, &budget, &ntasks, parallel, rt, rt_why, heap_env, nheap, rlimit_as,
-			cgroups ? mode : "degraded (rlimits, heap flags and an RSS watchdog)");
+		        cgroups ? mode : "degraded (rlimits, heap flags and an RSS watchdog)");
 	if (opt.dry_run) {
 		status = MG_EXIT_OK;
 		goto out;
@@ -251,33 +274,33 @@ int main(int argc, char **argv)
 			rlimit_as = task_max;
 	}
 	struct mg_supervisor_config sc = {
-		.command = opt.command,
-		.tasks = tasks,
-		.ntasks = total,
-		.parallel = parallel,
-		.share = budget.share,
-		.rlimit_as = rlimit_as,
-		.limits = {.share = budget.share,
-			   .max = task_max,
-			   .high = high_pct ? budget.share / 100 * high_pct : 0,
-			   .swap_max = cfg.swap_max,
-			   .oom_group = cfg.oom_group},
-		.heap_env = heap_env,
-		.nheap_env = nheap,
-		.placement = cgroups ? &placement : NULL,
-		.procfd = procfd,
-		.grace_usec = opt.grace_usec != MG_GRACE_UNSET ? opt.grace_usec : cfg.kill_grace_usec,
-		.watchdog_interval_usec = WATCHDOG_INTERVAL_USEC,
+	        .command = opt.command,
+	        .tasks = tasks,
+	        .ntasks = total,
+	        .parallel = parallel,
+	        .share = budget.share,
+	        .rlimit_as = rlimit_as,
+	        .limits = {.share = budget.share,
+	                   .max = task_max,
+	                   .high = high_pct ? budget.share / 100 * high_pct : 0,
+	                   .swap_max = cfg.swap_max,
+	                   .oom_group = cfg.oom_group},
+	        .heap_env = heap_env,
+	        .nheap_env = nheap,
+	        .placement = cgroups ? &placement : NULL,
+	        .procfd = procfd,
+	        .grace_usec = opt.grace_usec != MG_GRACE_UNSET ? opt.grace_usec : cfg.kill_grace_usec,
+	        .watchdog_interval_usec = WATCHDOG_INTERVAL_USEC,
 	};
 	r = mg_supervise(&sc, &signal_name);
 
 	struct mg_run_info info = {
-		.mode = cgroups ? "cgroup" : "degraded",
-		.where = cgroups ? placement.run : why,
-		.share = budget.share,
-		.runtime = rt,
-		.parallel = parallel,
-		.signal_received = signal_name,
+	        .mode = cgroups ? "cgroup" : "degraded",
+	        .where = cgroups ? placement.run : why,
+	        .share = budget.share,
+	        .runtime = rt,
+	        .parallel = parallel,
+	        .signal_received = signal_name,
 	};
 	if (!opt.quiet)
 		mg_report_table(stderr, &info, tasks, total);

@@ -32,30 +32,30 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{"ntasks", required_argument, NULL, 'n'},
-	{"tasks", required_argument, NULL, OPT_TASKS},
-	{"mem-per-task", required_argument, NULL, OPT_MEM_PER_TASK},
-	{"mem", required_argument, NULL, OPT_MEM},
-	{"reserve", required_argument, NULL, OPT_RESERVE},
-	{"runtime", required_argument, NULL, OPT_RUNTIME},
-	{"no-heap-flags", no_argument, NULL, OPT_NO_HEAP_FLAGS},
-	{"rlimit-as", required_argument, NULL, OPT_RLIMIT_AS},
-	{"memory-high", required_argument, NULL, OPT_MEMORY_HIGH},
-	{"elastic", no_argument, NULL, OPT_ELASTIC},
-	{"strict", no_argument, NULL, OPT_STRICT},
-	{"require-cgroups", no_argument, NULL, OPT_REQUIRE_CGROUPS},
-	{"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
-	{"explain", no_argument, NULL, OPT_EXPLAIN},
-	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-	{"report", required_argument, NULL, OPT_REPORT},
-	{"config", required_argument, NULL, OPT_CONFIG},
-	{"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
-	{"grace", required_argument, NULL, OPT_GRACE},
-	{"quiet", no_argument, NULL, 'q'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{NULL, 0, NULL, 0},
+        {"ntasks", required_argument, NULL, 'n'},
+        {"tasks", required_argument, NULL, OPT_TASKS},
+        {"mem-per-task", required_argument, NULL, OPT_MEM_PER_TASK},
+        {"mem", required_argument, NULL, OPT_MEM},
+        {"reserve", required_argument, NULL, OPT_RESERVE},
+        {"runtime", required_argument, NULL, OPT_RUNTIME},
+        {"no-heap-flags", no_argument, NULL, OPT_NO_HEAP_FLAGS},
+        {"rlimit-as", required_argument, NULL, OPT_RLIMIT_AS},
+        {"memory-high", required_argument, NULL, OPT_MEMORY_HIGH},
+        {"elastic", no_argument, NULL, OPT_ELASTIC},
+        {"strict", no_argument, NULL, OPT_STRICT},
+        {"require-cgroups", no_argument, NULL, OPT_REQUIRE_CGROUPS},
+        {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
+        {"explain", no_argument, NULL, OPT_EXPLAIN},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"report", required_argument, NULL, OPT_REPORT},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
+        {"grace", required_argument, NULL, OPT_GRACE},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
 };
 
 void mg_options_usage(void *out)
@@ -64,12 +64,14 @@ void mg_options_usage(void *out)
 	      "Run N copies of COMMAND (or one per line of a task file), each in its own\n"
 	      "cgroup with an even share of the node's memory and heap flags to match.\n"
 	      "\n"
-	      "  -n, --ntasks N          tasks at once (default: the batch system's tasks per node, else CPUs)\n"
+	      "  -n, --ntasks N          tasks at once (default: the batch system's tasks per node, else "
+	      "CPUs)\n"
 	      "      --tasks FILE        one task per line of FILE; {} in COMMAND becomes the line\n"
 	      "      --mem-per-task SIZE a fixed share instead of an even split\n"
 	      "      --mem SIZE          hand out at most SIZE in all\n"
 	      "      --reserve SIZE|P%   keep back for the OS and node daemons (default from config: 5%)\n"
-	      "      --runtime NAME      generic, cpython, pypy, jvm, go, node, dotnet or r (default: detect)\n"
+	      "      --runtime NAME      generic, cpython, pypy, jvm, go, node, dotnet or r (default: "
+	      "detect)\n"
 	      "      --no-heap-flags     do not set PYPY_GC_MAX, -Xmx, GOMEMLIMIT, ...\n"
 	      "      --rlimit-as MODE    auto, on or off (default: auto, by runtime)\n"
 	      "      --memory-high P%    set memory.high to P% of the share (default: off)\n"
@@ -125,9 +127,12 @@ static const char *bad_option(char **argv, int opt, char buf[64])
 int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, size_t errsize, void *out)
 {
 	char tmp[64];
-	struct mg_options o = {
-		.mem = MG_SIZE_UNLIMITED, .heap_flags = -1, .rlimit_as = -1, .memory_high = -1, .mode = -1,
-		.grace_usec = MG_GRACE_UNSET};
+	struct mg_options o = {.mem = MG_SIZE_UNLIMITED,
+	                       .heap_flags = -1,
+	                       .rlimit_as = -1,
+	                       .memory_high = -1,
+	                       .mode = -1,
+	                       .grace_usec = MG_GRACE_UNSET};
 	const char *why = "";
 	uint64_t v;
 	int c;
@@ -138,7 +143,8 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 		switch (c) {
 		case 'n':
 			if (mg_parse_u64(optarg, &v) < 0 || v == 0 || v > 1u << 20)
-				return bad(err, errsize, "invalid task count \"%s\": expected 1 to 1048576", optarg);
+				return bad(err, errsize, "invalid task count \"%s\": expected 1 to 1048576",
+				           optarg);
 			o.ntasks = (unsigned)v;
 			break;
 		case OPT_TASKS:
@@ -160,8 +166,10 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 		case OPT_RUNTIME:
 			if (mg_runtime_from_name(optarg, &o.runtime) < 0)
 				return bad(err, errsize,
-					   "unknown runtime \"%s\": expected generic, cpython, pypy, jvm, go, node, "
-					   "dotnet or r", optarg);
+				           "unknown runtime \"%s\": expected generic, cpython, pypy, jvm, "
+				           "go, node, "
+				           "dotnet or r",
+				           optarg);
 			o.runtime_forced = true;
 			break;
 		case OPT_NO_HEAP_FLAGS:
@@ -175,17 +183,20 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 			else if (strcmp(optarg, "off") == 0)
 				o.rlimit_as = MG_RLIMIT_AS_OFF;
 			else
-				return bad(err, errsize, "invalid --rlimit-as \"%s\": expected auto, on or off", optarg);
+				return bad(err, errsize,
+				           "invalid --rlimit-as \"%s\": expected auto, on or off", optarg);
 			break;
 		case OPT_MEMORY_HIGH: {
 			size_t len = strlen(optarg);
 			char num[8];
 			if (len < 2 || len > sizeof(num) || optarg[len - 1] != '%')
-				return bad(err, errsize, "invalid --memory-high \"%s\": expected a percentage", optarg);
+				return bad(err, errsize,
+				           "invalid --memory-high \"%s\": expected a percentage", optarg);
 			memcpy(num, optarg, len - 1);
 			num[len - 1] = '\0';
 			if (mg_parse_u64(num, &v) < 0 || v == 0 || v > 100)
-				return bad(err, errsize, "invalid --memory-high \"%s\": expected 1%% to 100%%", optarg);
+				return bad(err, errsize,
+				           "invalid --memory-high \"%s\": expected 1%% to 100%%", optarg);
 			o.memory_high = (int)v;
 			break;
 		}
@@ -216,7 +227,7 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 		case OPT_CGROUP_PARENT:
 			if (strstr(optarg, "..") || !*optarg)
 				return bad(err, errsize, "invalid --cgroup-parent \"%s\": %s", optarg,
-					   "must name a path below the cgroup mount, without ..");
+				           "must name a path below the cgroup mount, without ..");
 			o.cgroup_parent = optarg;
 			break;
 		case OPT_GRACE:
@@ -236,14 +247,17 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 			fputs("memguard " MEMGUARD_VERSION "\n", out);
 			return MG_PARSE_EXIT_OK;
 		case ':':
-			return bad(err, errsize, "option %s needs an argument", bad_option(argv, optopt, tmp));
+			return bad(err, errsize, "option %s needs an argument",
+			           bad_option(argv, optopt, tmp));
 		default:
 			return bad(err, errsize, "unknown option %s (see memguard --help)",
-				   bad_option(argv, optopt, tmp));
+			           bad_option(argv, optopt, tmp));
 		}
 	}
 	if (optind >= argc)
-		return bad(err, errsize, "no command given: put the command after --, e.g. memguard -n 4 -- %s", "python3 sim.py");
+		return bad(err, errsize,
+		           "no command given: put the command after --, e.g. memguard -n 4 -- %s",
+		           "python3 sim.py");
 	if (o.require_cgroups && o.no_cgroups)
 		return bad(err, errsize, "--require-cgroups and --no-cgroups contradict each other");
 	o.command = argv + optind;

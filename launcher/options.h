@@ -19,28 +19,28 @@ enum {
 #define MG_GRACE_UNSET UINT64_MAX
 
 struct mg_options {
-	unsigned ntasks;             /* 0: the default (batch system or CPUs) */
-	const char *tasks_file;      /* --tasks FILE */
-	uint64_t mem_per_task;       /* 0: split evenly */
-	uint64_t mem;                /* --mem, MG_SIZE_UNLIMITED when unset */
-	const char *reserve;         /* --reserve, NULL: from config */
+	unsigned ntasks;        /* 0: the default (batch system or CPUs) */
+	const char *tasks_file; /* --tasks FILE */
+	uint64_t mem_per_task;  /* 0: split evenly */
+	uint64_t mem;           /* --mem, MG_SIZE_UNLIMITED when unset */
+	const char *reserve;    /* --reserve, NULL: from config */
 	bool runtime_forced;
-	enum mg_runtime runtime;     /* --runtime */
-	int heap_flags;              /* -1: config, 0 off, 1 on */
-	int rlimit_as;               /* -1: config, else enum mg_rlimit_as_mode */
-	int memory_high;             /* -1: config, else percent */
-	int mode;                    /* -1: config, else enum mg_share_mode */
+	enum mg_runtime runtime; /* --runtime */
+	int heap_flags;          /* -1: config, 0 off, 1 on */
+	int rlimit_as;           /* -1: config, else enum mg_rlimit_as_mode */
+	int memory_high;         /* -1: config, else percent */
+	int mode;                /* -1: config, else enum mg_share_mode */
 	bool require_cgroups;
-	bool no_cgroups;             /* --no-cgroups: force degraded mode (testing, debugging) */
+	bool no_cgroups; /* --no-cgroups: force degraded mode (testing, debugging) */
 	bool explain;
 	bool dry_run;
 	bool quiet;
 	int verbose;
-	const char *report_path;     /* --report FILE.json */
-	const char *config_path;     /* --config FILE */
-	const char *cgroup_parent;   /* --cgroup-parent PATH, relative to the cgroup mount */
-	uint64_t grace_usec;         /* --grace, MG_GRACE_UNSET: from config */
-	char **command;              /* NULL-terminated, points into argv */
+	const char *report_path;   /* --report FILE.json */
+	const char *config_path;   /* --config FILE */
+	const char *cgroup_parent; /* --cgroup-parent PATH, relative to the cgroup mount */
+	uint64_t grace_usec;       /* --grace, MG_GRACE_UNSET: from config */
+	char **command;            /* NULL-terminated, points into argv */
 };
 
 enum mg_parse_result { MG_PARSE_RUN, MG_PARSE_EXIT_OK };

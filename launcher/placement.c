@@ -19,7 +19,8 @@
 #define CONTROLLERS "memory pids"
 
 /* Writes "what: error text" into why and returns r. */
-static int reason(char *why, size_t whysize, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int reason(char *why, size_t whysize, int r, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 static int reason(char *why, size_t whysize, int r, const char *fmt, ...)
 {
 	char msg[PATH_MAX + 128];
@@ -96,14 +97,15 @@ static int vacate_into_leaf(int cgfd, const char *path, char *why, size_t whysiz
 }
 
 int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
-		       const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize)
+                       const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize)
 {
 	_cleanup_free_ char *self = NULL;
 	char base[PATH_MAX];
 	int r;
 
 	if (!m->unified) {
-		snprintf(why, whysize, "the memory controller is on cgroup v1 at %s, not on cgroup v2", m->path);
+		snprintf(why, whysize, "the memory controller is on cgroup v1 at %s, not on cgroup v2",
+		         m->path);
 		return -EOPNOTSUPP;
 	}
 	snprintf(pl->mount, sizeof(pl->mount), "%s", m->path);

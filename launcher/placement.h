@@ -12,26 +12,29 @@
 #include "memguard/locate.h"
 
 struct mg_placement {
-	int mountfd;            /* the cgroup2 mount */
-	int runfd;              /* this run's cgroup, holding one child per task */
-	char mount[PATH_MAX];   /* for messages */
+	int mountfd;             /* the cgroup2 mount */
+	int runfd;               /* this run's cgroup, holding one child per task */
+	char mount[PATH_MAX];    /* for messages */
 	char run[PATH_MAX + 80]; /* path of runfd below the mount, for messages and the report */
-	char run_name[64];      /* basename of run */
-	int basefd;             /* parent of run */
+	char run_name[64];       /* basename of run */
+	int basefd;              /* parent of run */
 };
 
-#define MG_PLACEMENT_INIT {.mountfd = -1, .runfd = -1, .basefd = -1}
+#define MG_PLACEMENT_INIT                                                                                    \
+	{                                                                                                    \
+		.mountfd = -1, .runfd = -1, .basefd = -1                                                     \
+	}
 
 /* Sets up this run's cgroup on the memory controller's mount m. procfd is
  * an fd for /proc; cgroup_parent (may be NULL) overrides where it goes.
  * Returns 0, or -errno with a one-line reason in why (the caller then runs
  * degraded or fails). */
 int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
-		       const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize);
+                       const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize);
 
 /* Creates the cgroup of one task with its limits and returns its fd. */
 struct mg_task_limits {
-	uint64_t share;           /* recorded for memguardd as an xattr */
+	uint64_t share; /* recorded for memguardd as an xattr */
 	uint64_t max, high, swap_max;
 	bool oom_group;
 };

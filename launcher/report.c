@@ -53,7 +53,8 @@ const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size)
 	else if (oom_killed(t) && WIFSIGNALED(t->wait_status))
 		snprintf(buf, size, "killed by the kernel: %s share exceeded", share);
 	else if (oom_killed(t))
-		snprintf(buf, size, "a process of the task was killed by the kernel: %s share exceeded", share);
+		snprintf(buf, size, "a process of the task was killed by the kernel: %s share exceeded",
+		         share);
 	else if (WIFSIGNALED(t->wait_status))
 		snprintf(buf, size, "killed by signal %s", sigabbrev_np(WTERMSIG(t->wait_status)) ?: "?");
 	else if (WEXITSTATUS(t->wait_status) != 0)
@@ -81,23 +82,26 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 
 	for (size_t i = 0; i < n; i++)
 		failed += mg_task_exit_status(&tasks[i]) != 0;
-	fprintf(out, "memguard: %zu task%s, %u at once, share %s, runtime %s, %s mode (%s)\n", n, n == 1 ? "" : "s",
-		info->parallel, mg_size_format(info->share, share), mg_runtime_name(info->runtime), info->mode,
-		info->where);
-	fprintf(out, "%6s  %-10s %21s  %3s  %8s  %s\n", "task", "status", "peak / share", "oom", "seconds", "reason");
+	fprintf(out, "memguard: %zu task%s, %u at once, share %s, runtime %s, %s mode (%s)\n", n,
+	        n == 1 ? "" : "s", info->parallel, mg_size_format(info->share, share),
+	        mg_runtime_name(info->runtime), info->mode, info->where);
+	fprintf(out, "%6s  %-10s %21s  %3s  %8s  %s\n", "task", "status", "peak / share", "oom", "seconds",
+	        "reason");
 	for (size_t i = 0; i < n; i++) {
 		const struct mg_task *t = &tasks[i];
 		char ps[2 * MG_SIZE_STRLEN + 4];
 		double secs = t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0;
 
 		snprintf(ps, sizeof(ps), "%s / %s", t->peak_known ? mg_size_format(t->peak, peak) : "?",
-			 mg_size_format(t->share, share));
-		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index, status_word(t, st, sizeof(st)),
-			ps, t->events.oom_kill, secs, mg_task_reason(t, why, sizeof(why)),
-			t->param ? "  | " : "", t->param ? t->param : "");
+		         mg_size_format(t->share, share));
+		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index,
+		        status_word(t, st, sizeof(st)), ps, t->events.oom_kill, secs,
+		        mg_task_reason(t, why, sizeof(why)), t->param ? "  | " : "",
+		        t->param ? t->param : "");
 	}
 	fprintf(out, "memguard: %zu succeeded, %zu failed%s%s\n", n - failed, failed,
-		info->signal_received ? "; received " : "", info->signal_received ? info->signal_received : "");
+	        info->signal_received ? "; received " : "",
+	        info->signal_received ? info->signal_received : "");
 }
 
 /* Length of the valid UTF-8 sequence at p, or 0. */
@@ -149,8 +153,10 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 	json_string(f, info->mode);
 	fprintf(f, ",\"where\":");
 	json_string(f, info->where);
-	fprintf(f, ",\"share_bytes\":%" PRIu64 ",\"runtime\":\"%s\",\"parallel\":%u,\"exit_status\":%d,\"tasks\":[",
-		info->share, mg_runtime_name(info->runtime), info->parallel, mg_run_exit_status(tasks, n));
+	fprintf(f,
+	        ",\"share_bytes\":%" PRIu64
+	        ",\"runtime\":\"%s\",\"parallel\":%u,\"exit_status\":%d,\"tasks\":[",
+	        info->share, mg_runtime_name(info->runtime), info->parallel, mg_run_exit_status(tasks, n));
 	for (size_t i = 0; i < n; i++) {
 		const struct mg_task *t = &tasks[i];
 		bool exited = t->exited && WIFEXITED(t->wait_status);
@@ -166,7 +172,7 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 			fprintf(f, "\"exit_code\":%d,\"signal\":null,", WEXITSTATUS(t->wait_status));
 		else if (signaled)
 			fprintf(f, "\"exit_code\":null,\"signal\":\"SIG%s\",",
-				sigabbrev_np(WTERMSIG(t->wait_status)) ?: "?");
+			        sigabbrev_np(WTERMSIG(t->wait_status)) ?: "?");
 		else
 			fputs("\"exit_code\":null,\"signal\":null,", f);
 		fprintf(f, "\"share_bytes\":%" PRIu64 ",", t->share);
@@ -175,7 +181,7 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 		else
 			fputs("\"peak_bytes\":null,", f);
 		fprintf(f, "\"oom_kills\":%" PRIu64 ",\"seconds\":%.3f,\"reason\":", t->events.oom_kill,
-			t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0);
+		        t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0);
 		json_string(f, mg_task_reason(t, why, sizeof(why)));
 		fputc('}', f);
 	}

@@ -7,11 +7,11 @@
 #include "task.h"
 
 struct mg_run_info {
-	const char *mode;       /* "cgroup" or "degraded" */
-	const char *where;      /* the run's cgroup, or why it is degraded */
+	const char *mode;  /* "cgroup" or "degraded" */
+	const char *where; /* the run's cgroup, or why it is degraded */
 	uint64_t share;
 	enum mg_runtime runtime;
-	unsigned parallel;      /* tasks at once */
+	unsigned parallel;           /* tasks at once */
 	const char *signal_received; /* a forwarded SIGTERM etc., or NULL */
 };
 

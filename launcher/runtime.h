@@ -60,7 +60,7 @@ struct mg_env_setting {
  * per runtime, because a GC cap bounds the heap, not the whole RSS.
  * Returns the number of settings written to ret (0..MG_HEAP_SETTINGS_MAX). */
 int mg_heap_settings(enum mg_runtime rt, uint64_t share_bytes, char *const envp[], char *const argv[],
-		     struct mg_env_setting ret[MG_HEAP_SETTINGS_MAX]);
+                     struct mg_env_setting ret[MG_HEAP_SETTINGS_MAX]);
 
 /* The heap cap the runtime gets for a share (bytes), 0 when none applies:
  * exposed for --explain and tests. */

@@ -18,9 +18,9 @@
 static pid_t clone_into_cgroup(int cgroup_fd)
 {
 	struct clone_args args = {
-		.flags = CLONE_INTO_CGROUP,
-		.exit_signal = (__u64)SIGCHLD,
-		.cgroup = (__u64)(unsigned)cgroup_fd,
+	        .flags = CLONE_INTO_CGROUP,
+	        .exit_signal = (__u64)SIGCHLD,
+	        .cgroup = (__u64)(unsigned)cgroup_fd,
 	};
 
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));

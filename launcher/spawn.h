@@ -10,11 +10,11 @@
 
 struct mg_spawn_request {
 	char *const *argv;
-	int cgroup_fd;                  /* -1: stay in our cgroup (degraded mode) */
-	uint64_t rlimit_as;             /* 0: leave RLIMIT_AS alone */
+	int cgroup_fd;      /* -1: stay in our cgroup (degraded mode) */
+	uint64_t rlimit_as; /* 0: leave RLIMIT_AS alone */
 	const struct mg_env_setting *env;
 	size_t nenv;
-	const sigset_t *child_sigmask;  /* the mask the command should start with */
+	const sigset_t *child_sigmask; /* the mask the command should start with */
 };
 
 /* Starts the task. Returns 0 with ret_pid set, and ret_exec_errno set when

@@ -29,8 +29,8 @@ struct supervisor {
 	const struct mg_supervisor_config *cfg;
 	sd_event *event;
 	sd_event_source *grace_timer, *drain_timer, *watchdog_timer;
-	size_t next;       /* next pending task */
-	size_t running;    /* RUNNING or DRAINING */
+	size_t next;    /* next pending task */
+	size_t running; /* RUNNING or DRAINING */
 	size_t done;
 	bool stopping;
 	const char *signal_name;
@@ -38,7 +38,10 @@ struct supervisor {
 	uint64_t page_size;
 };
 
-static bool terminating(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
+static bool terminating(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
+}
 
 /* "{}" in each argument becomes param. */
 static char **expand_command(char *const *command, const char *param)
@@ -124,12 +127,12 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 		return -ENOMEM;
 	}
 	struct mg_spawn_request req = {
-		.argv = argv ? argv : cfg->command,
-		.cgroup_fd = t->cgfd,
-		.rlimit_as = cfg->rlimit_as,
-		.env = env,
-		.nenv = nenv,
-		.child_sigmask = &s->child_mask,
+	        .argv = argv ? argv : cfg->command,
+	        .cgroup_fd = t->cgfd,
+	        .rlimit_as = cfg->rlimit_as,
+	        .env = env,
+	        .nenv = nenv,
+	        .child_sigmask = &s->child_mask,
 	};
 	r = mg_spawn(&req, &t->pid, &t->exec_errno);
 	free_argv(argv);
@@ -192,7 +195,8 @@ static void finish(struct supervisor *s, struct mg_task *t)
 			t->peak = peak;
 			t->peak_known = true;
 		}
-		ssize_t len = fgetxattr(t->cgfd, MG_XATTR_KILLED, t->daemon_reason, sizeof(t->daemon_reason) - 1);
+		ssize_t len =
+		        fgetxattr(t->cgfd, MG_XATTR_KILLED, t->daemon_reason, sizeof(t->daemon_reason) - 1);
 		if (len > 0) {
 			t->daemon_reason[len] = '\0';
 			t->killed_by = MG_KILL_DAEMON;
@@ -201,7 +205,8 @@ static void finish(struct supervisor *s, struct mg_task *t)
 		t->cgfd = -1;
 		snprintf(name, sizeof(name), "task-%u", t->index);
 		if ((r = mg_cg_remove(cfg->placement->runfd, name)) < 0)
-			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/task-%u: %m", cfg->placement->run, t->index);
+			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/task-%u: %m", cfg->placement->run,
+			             t->index);
 	}
 	t->state = MG_TASK_DONE;
 	s->running--;
@@ -302,7 +307,8 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	for (size_t i = 0; i < s->cfg->ntasks; i++) {
 		struct mg_task *t = &s->cfg->tasks[i];
 		if (t->state == MG_TASK_RUNNING && kill(-t->pid, sig) < 0 && errno != ESRCH)
-			mg_log_errno(LOG_WARNING, -errno, "forward SIG%s to task %u: %m", sigabbrev_np(sig), t->index);
+			mg_log_errno(LOG_WARNING, -errno, "forward SIG%s to task %u: %m", sigabbrev_np(sig),
+			             t->index);
 	}
 	if (!terminating(sig))
 		return 0;
@@ -315,7 +321,7 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	char grace[32];
 	snprintf(grace, sizeof(grace), "%.1fs", (double)s->cfg->grace_usec / 1e6);
 	log_notice("received SIG%s: forwarded to the tasks; killing what still runs in %s", sigabbrev_np(sig),
-		   grace);
+	           grace);
 	arm(s, &s->grace_timer, s->cfg->grace_usec, on_grace_timer);
 	start_more(s); /* exits the loop at once when nothing runs */
 	return 0;
@@ -354,7 +360,7 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 			continue;
 		char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN];
 		log_warn("task %u: RSS %s exceeds its %s share: killing it", t->index, mg_size_format(rss, a),
-			 mg_size_format(t->share, b));
+		         mg_size_format(t->share, b));
 		t->killed_by = MG_KILL_WATCHDOG;
 		kill(-t->pid, SIGKILL);
 		/* Children that left the process group still belong to the task. */

@@ -12,17 +12,17 @@
 #include "task.h"
 
 struct mg_supervisor_config {
-	char *const *command;        /* the template; {} becomes a task's param */
+	char *const *command; /* the template; {} becomes a task's param */
 	struct mg_task *tasks;
 	size_t ntasks;
 	unsigned parallel;
 	uint64_t share;
-	uint64_t rlimit_as;          /* 0: none */
+	uint64_t rlimit_as; /* 0: none */
 	struct mg_task_limits limits;
 	const struct mg_env_setting *heap_env;
 	size_t nheap_env;
 	struct mg_placement *placement; /* NULL: degraded mode */
-	int procfd;                  /* for the RSS watchdog */
+	int procfd;                     /* for the RSS watchdog */
 	uint64_t grace_usec;
 	uint64_t watchdog_interval_usec;
 };

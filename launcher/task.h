@@ -20,22 +20,22 @@ enum mg_kill_cause {
 
 struct mg_task {
 	unsigned index;
-	const char *param;         /* the task-file line, or NULL */
+	const char *param; /* the task-file line, or NULL */
 	enum mg_task_state state;
 	pid_t pid;
-	int cgfd;                  /* -1 without cgroups */
-	int wait_status;           /* as from waitpid(), valid when exited */
+	int cgfd;        /* -1 without cgroups */
+	int wait_status; /* as from waitpid(), valid when exited */
 	bool exited;
-	int exec_errno;            /* nonzero when the command could not run */
-	int spawn_errno;           /* nonzero when no process could be created */
+	int exec_errno;  /* nonzero when the command could not run */
+	int spawn_errno; /* nonzero when no process could be created */
 	enum mg_kill_cause killed_by;
 	uint64_t share;
-	uint64_t peak;             /* memory.peak, or the watchdog's largest RSS */
+	uint64_t peak; /* memory.peak, or the watchdog's largest RSS */
 	bool peak_known;
 	struct mg_memory_events events;
 	uint64_t start_usec, end_usec;
 	uint64_t drain_deadline_usec;
-	char daemon_reason[256];   /* memguardd's words, when it killed the task */
+	char daemon_reason[256]; /* memguardd's words, when it killed the task */
 };
 
 /* The exit status a task contributes: 0 on success, its exit code, 128+signal,

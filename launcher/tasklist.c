@@ -7,7 +7,10 @@
 
 #include "memguard/util.h"
 
-static bool blank(const char *s) { return s[strspn(s, " \t")] == '\0'; }
+static bool blank(const char *s)
+{
+	return s[strspn(s, " \t")] == '\0';
+}
 
 int mg_tasklist_parse(char *text, struct mg_tasklist *ret)
 {

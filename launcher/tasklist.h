@@ -4,7 +4,7 @@
 #include <stddef.h>
 
 struct mg_tasklist {
-	char *text;    /* the file, split in place */
+	char *text; /* the file, split in place */
 	char **lines;
 	size_t count;
 };
