@@ -1,0 +1,25 @@
+/* Carrying out a decision: tell the owner why, kill the whole cgroup,
+ * reclaim its memory at once, and record it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+struct mg_kill_record {
+	const char *path; /* below the mount */
+	uint64_t current, share;
+	const char *why;
+	bool dry_run;
+	uint64_t decided_usec; /* when the decision was taken (monotonic) */
+};
+
+/* Kills mountfd/rec->path: sets user.memguard.killed to the reason for the
+ * launcher, opens pidfds, cgroup.kill (or freeze-kill-thaw), then
+ * process_mrelease on each. Returns the number of processes killed or
+ * -errno; a cgroup already gone is 0. With dry_run only logs. */
+int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_log);
+
+/* Appends one JSON line for rec to path, creating its directory. */
+int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec);

@@ -1,0 +1,464 @@
+/* memguardd: watches memory pressure (PSI triggers, MemAvailable) and kills
+ * the guarded cgroup furthest over its share before the node stalls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "act.h"
+#include "memguard/cgroup.h"
+#include "memguard/config.h"
+#include "memguard/locate.h"
+#include "memguard/log.h"
+#include "memguard/meminfo.h"
+#include "memguard/paths.h"
+#include "memguard/psi.h"
+#include "memguard/units.h"
+#include "memguard/util.h"
+#include "policy.h"
+#include "scope.h"
+
+#define MAX_GUARDED 4096
+#define RESCAN_USEC (5 * 1000000ull)
+#define POLL_MIN_USEC 100000ull
+/* The allocation rate the poll interval assumes: at this rate, the headroom
+ * above available_min lasts about one interval. */
+#define ASSUMED_ALLOC_BPS (1ull << 30)
+
+struct watched {
+	struct mg_scope_entry e;
+	int trigger_fd;
+	sd_event_source *src;
+	bool seen;
+};
+
+struct daemon {
+	struct mg_config cfg;
+	struct mg_policy policy;
+	const char *config_path;
+	const char *dropin_dir;
+	int procfd, mountfd;
+	char mount[4096];
+	sd_event *event;
+	sd_event_source *node_src, *poll_timer, *rescan_timer;
+	int node_trigger_fd;
+	struct watched *w;
+	size_t nw;
+	bool trigger_fired;
+	uint64_t last_kill_usec;
+	struct mg_meminfo mem;
+};
+
+static int evaluate(struct daemon *d);
+
+static int resolve_policy(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,
+                          size_t errsize)
+{
+	const char *why;
+
+	if (mg_size_parse(cfg->available_min, mem_total, &ret->available_min, &why) < 0 ||
+	    mg_size_parse(cfg->available_pressure, mem_total, &ret->available_pressure, &why) < 0) {
+		snprintf(err, errsize, "invalid available_min or available_pressure: %s", why);
+		return -EINVAL;
+	}
+	/* 0% turns the avg10 rule off; the triggers and MemAvailable remain. */
+	ret->full_avg10_max = cfg->pressure_full_avg10 ? cfg->pressure_full_avg10 * 100 : UINT32_MAX;
+	ret->settle_usec = cfg->settle_usec;
+	return 0;
+}
+
+static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy *ret_policy)
+{
+	char err[512];
+	int r;
+
+	mg_config_defaults(ret);
+	r = mg_config_load(ret, d->config_path, d->dropin_dir == NULL, d->dropin_dir, err, sizeof(err));
+	if (r == 0)
+		r = resolve_policy(ret, d->mem.mem_total, ret_policy, err, sizeof(err));
+	if (r < 0)
+		log_err("%s", err);
+	return r;
+}
+
+static void arm_timer(struct daemon *d, sd_event_source **src, uint64_t usec, sd_event_time_handler_t cb)
+{
+	int r;
+
+	if (*src) {
+		sd_event_source_set_time_relative(*src, usec);
+		sd_event_source_set_enabled(*src, SD_EVENT_ONESHOT);
+		return;
+	}
+	r = sd_event_add_time_relative(d->event, src, CLOCK_MONOTONIC, usec, 10000, cb, d);
+	if (r < 0)
+		mg_log_errno(LOG_ERR, r, "arm timer: %m");
+}
+
+static void unwatch(struct watched *w)
+{
+	sd_event_source_disable_unref(w->src);
+	w->src = NULL;
+	if (w->trigger_fd >= 0)
+		close(w->trigger_fd);
+	w->trigger_fd = -1;
+}
+
+static int on_cgroup_trigger(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (revents & EPOLLERR) {
+		/* The cgroup is gone; the next rescan forgets it. */
+		sd_event_source_set_enabled(src, SD_EVENT_OFF);
+		return 0;
+	}
+	d->trigger_fired = true;
+	return evaluate(d);
+}
+
+/* Finds the guarded cgroups, arms a trigger on each new one, forgets the gone. */
+static void rescan(struct daemon *d)
+{
+	static char paths[MAX_GUARDED][512];
+	int n = mg_scope_expand(d->mount, d->cfg.guard, paths, MAX_GUARDED);
+	uint64_t now = mg_now_usec();
+
+	if (n < 0) {
+		mg_log_errno(LOG_WARNING, n, "expand guard globs \"%s\": %m", d->cfg.guard);
+		return;
+	}
+	for (size_t i = 0; i < d->nw; i++)
+		d->w[i].seen = false;
+	for (int k = 0; k < n; k++) {
+		size_t i;
+		for (i = 0; i < d->nw && strcmp(d->w[i].e.path, paths[k]) != 0; i++)
+			;
+		if (i == d->nw) {
+			if (d->nw == MAX_GUARDED)
+				continue;
+			struct watched *w = &d->w[d->nw++];
+			*w = (struct watched){.trigger_fd = -1};
+			snprintf(w->e.path, sizeof(w->e.path), "%s", paths[k]);
+			_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+			if (cg >= 0)
+				w->trigger_fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME,
+				                                    d->cfg.trigger_stall_usec,
+				                                    d->cfg.trigger_window_usec);
+			if (w->trigger_fd >= 0 && sd_event_add_io(d->event, &w->src, w->trigger_fd, EPOLLPRI,
+			                                          on_cgroup_trigger, d) < 0)
+				unwatch(w);
+		}
+		d->w[i].seen = mg_scope_read(d->mountfd, &d->w[i].e, now) == 0;
+	}
+	/* Compact: drop what vanished. */
+	size_t kept = 0;
+	for (size_t i = 0; i < d->nw; i++) {
+		if (d->w[i].seen)
+			d->w[kept++] = d->w[i];
+		else
+			unwatch(&d->w[i]);
+	}
+	d->nw = kept;
+}
+
+static int on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	rescan(d);
+	arm_timer(d, &d->rescan_timer, RESCAN_USEC, on_rescan);
+	return 0;
+}
+
+static int read_node(struct daemon *d, struct mg_node_state *node)
+{
+	int r;
+
+	*node = (struct mg_node_state){.now_usec = mg_now_usec(), .last_kill_usec = d->last_kill_usec};
+	if ((r = mg_meminfo_read(d->procfd, &node->mem)) < 0)
+		return mg_log_errno(LOG_ERR, r, "read meminfo: %m");
+	if ((r = mg_psi_read(d->procfd, "pressure/memory", &node->psi)) < 0)
+		return mg_log_errno(LOG_ERR, r, "read pressure/memory: %m");
+	node->trigger_fired = d->trigger_fired;
+	d->mem = node->mem;
+	return 0;
+}
+
+static int on_poll(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	return evaluate(userdata);
+}
+
+/* Sleeps longer the more headroom there is: no busy polling on a calm node. */
+static uint64_t next_poll_usec(const struct daemon *d)
+{
+	uint64_t avail = d->mem.mem_available, floor = d->policy.available_min;
+	uint64_t headroom = avail > floor ? avail - floor : 0;
+	uint64_t usec = (uint64_t)((unsigned __int128)headroom * 1000000u / ASSUMED_ALLOC_BPS);
+
+	if (usec < POLL_MIN_USEC)
+		return POLL_MIN_USEC;
+	return usec > d->cfg.poll_max_usec ? d->cfg.poll_max_usec : usec;
+}
+
+static int evaluate(struct daemon *d)
+{
+	static struct mg_guarded snaps[MAX_GUARDED];
+	struct mg_node_state node;
+	struct mg_decision dec;
+
+	if (read_node(d, &node) == 0 && mg_policy_needs_memory(&d->policy, &node)) {
+		rescan(d);
+		for (size_t i = 0; i < d->nw; i++) {
+			snaps[i] = d->w[i].e.snap;
+			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
+			snaps[i].protected_ =
+			        cg < 0 || mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
+		}
+		mg_policy_decide(&d->policy, &node, snaps, d->nw, &dec);
+		if (dec.verdict == MG_VERDICT_KILL) {
+			struct mg_kill_record rec = {
+			        .path = d->w[dec.victim].e.path,
+			        .current = snaps[dec.victim].current,
+			        .share = snaps[dec.victim].share,
+			        .why = dec.why,
+			        .dry_run = d->cfg.dry_run,
+			        .decided_usec = node.now_usec,
+			};
+			(void)mg_act_kill(d->mountfd, &rec, d->cfg.kill_log);
+			d->last_kill_usec = node.now_usec;
+			sd_notifyf(false, "STATUS=last kill: %s", rec.path);
+		} else if (dec.verdict == MG_VERDICT_NO_VICTIM) {
+			log_warn("memory is short (%s) but no guarded cgroup may be killed", dec.why);
+		}
+	}
+	d->trigger_fired = false;
+	arm_timer(d, &d->poll_timer, next_poll_usec(d), on_poll);
+	return 0;
+}
+
+static int on_node_trigger(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	d->trigger_fired = true;
+	return evaluate(d);
+}
+
+static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct daemon *d = userdata;
+	struct mg_config cfg;
+	struct mg_policy policy;
+
+	sd_notify(false, "RELOADING=1");
+	if (load_config(d, &cfg, &policy) < 0) {
+		log_err("reload failed: keeping the running configuration");
+	} else {
+		d->cfg = cfg;
+		d->policy = policy;
+		mg_log_set_level(cfg.log_level);
+		log_notice("configuration reloaded");
+		rescan(d);
+	}
+	sd_notify(false, "READY=1");
+	return 0;
+}
+
+/* Protect the guard itself: no paging out, never the OOM killer's choice. */
+static void protect_self(int procfd)
+{
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0 && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		log_warn("mlockall: %s: memguardd may be paged out under pressure", strerror(errno));
+	if (mg_write_file_at(procfd, "self/oom_score_adj", "-1000") < 0)
+		log_warn("cannot set oom_score_adj to -1000: the kernel might kill memguardd");
+	/* Signal 0 to PID 1 proves we may kill processes we do not own. */
+	if (kill(1, 0) < 0 && errno == EPERM)
+		log_warn("no permission to signal other users' processes (CAP_KILL): kills will fail");
+}
+
+static void write_pidfile(void)
+{
+	char buf[32];
+	int fd = open(MG_DAEMON_PIDFILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		log_debug("write %s: %s", MG_DAEMON_PIDFILE, strerror(errno));
+		return;
+	}
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (write(fd, buf, (size_t)len) != len)
+		log_debug("write %s: short write", MG_DAEMON_PIDFILE);
+	close(fd);
+}
+
+static void print_status(struct daemon *d)
+{
+	struct mg_node_state node;
+	char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN];
+
+	if (read_node(d, &node) < 0)
+		return;
+	printf("node: MemTotal %s, MemAvailable %s", mg_size_format(node.mem.mem_total, a),
+	       mg_size_format(node.mem.mem_available, b));
+	printf(", pressure some avg10 %u.%02u%%, full avg10 %u.%02u%%\n", node.psi.some.avg10 / 100,
+	       node.psi.some.avg10 % 100, node.psi.full.avg10 / 100, node.psi.full.avg10 % 100);
+	printf("policy: act below MemAvailable %s, or below %s under pressure\n",
+	       mg_size_format(d->policy.available_min, a), mg_size_format(d->policy.available_pressure, b));
+	rescan(d);
+	printf("%zu guarded cgroup%s (%s):\n", d->nw, d->nw == 1 ? "" : "s", d->cfg.guard);
+	for (size_t i = 0; i < d->nw; i++) {
+		const struct mg_guarded *g = &d->w[i].e.snap;
+		printf("  %-48s %10s of %-10s %4" PRIu64 "%%\n", d->w[i].e.path,
+		       mg_size_format(g->current, a), g->share ? mg_size_format(g->share, b) : "?",
+		       mg_guarded_percent_of_share(g));
+	}
+	_cleanup_free_ char *log = NULL;
+	if (mg_read_file(d->cfg.kill_log, &log) >= 0) {
+		const char *start = log + strlen(log);
+		for (int lines = 0; start > log && lines <= 10; start--)
+			if (start[-1] == '\n' && ++lines > 10)
+				break;
+		printf("recent kills (%s):\n%s", d->cfg.kill_log, start);
+	} else {
+		printf("no kills recorded (%s)\n", d->cfg.kill_log);
+	}
+}
+
+static void usage(void)
+{
+	puts("Usage: memguardd [OPTIONS]\n"
+	     "Watches memory pressure and kills the guarded cgroup furthest over its share\n"
+	     "before the node stalls.\n\n"
+	     "  -c, --config FILE   read FILE instead of " MG_CONFIG_FILE " and conf.d\n"
+	     "  -n, --dry-run       decide and log, never kill\n"
+	     "  -s, --status        print node pressure, guarded cgroups and recent kills, then exit\n"
+	     "  -v, --verbose       debug messages\n"
+	     "  -h, --help          this text");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	        {"config", required_argument, NULL, 'c'}, {"dry-run", no_argument, NULL, 'n'},
+	        {"status", no_argument, NULL, 's'},       {"verbose", no_argument, NULL, 'v'},
+	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	};
+	struct daemon d = {
+	        .config_path = MG_CONFIG_FILE, .dropin_dir = MG_CONFIG_DROPIN_DIR, .node_trigger_fd = -1};
+	struct mg_cgroup_mount m = {0};
+	bool status = false, dry_run = false;
+	int verbose = 0, c, r;
+
+	mg_log_setup("memguardd", MG_LOG_AUTO, LOG_INFO);
+	while ((c = getopt_long(argc, argv, "c:nsvh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d.config_path = optarg;
+			d.dropin_dir = NULL;
+			break;
+		case 'n':
+			dry_run = true;
+			break;
+		case 's':
+			status = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		default:
+			log_err("unknown option (see memguardd --help)");
+			return 2;
+		}
+	}
+	const char *proc_path = getenv(MG_PROC_PATH_ENV) ?: MG_PROC_PATH;
+	d.procfd = open(proc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d.procfd < 0)
+		return mg_log_errno(LOG_ERR, -errno, "open %s: %m", proc_path), 1;
+	if ((r = mg_meminfo_read(d.procfd, &d.mem)) < 0)
+		return mg_log_errno(LOG_ERR, r, "read %s/meminfo: %m", proc_path), 1;
+	if (load_config(&d, &d.cfg, &d.policy) < 0)
+		return 1;
+	d.cfg.dry_run |= dry_run;
+	mg_log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
+
+	r = mg_cgroup_find_memory_mount(&m);
+	if (r < 0 || !m.unified) {
+		if (r < 0)
+			log_err("memguardd needs the memory controller on cgroup v2: no hierarchy carries it "
+			        "(%s)",
+			        strerror(-r));
+		else
+			log_err("memguardd needs the memory controller on cgroup v2: it is on cgroup v1 at "
+			        "%s",
+			        m.path);
+		return 1;
+	}
+	snprintf(d.mount, sizeof(d.mount), "%s", m.path);
+	mg_cgroup_mount_done(&m);
+	d.mountfd = mg_cg_open(AT_FDCWD, d.mount);
+	d.w = calloc(MAX_GUARDED, sizeof(*d.w));
+	if (d.mountfd < 0 || !d.w)
+		return log_err("open %s: %s", d.mount, strerror(d.mountfd < 0 ? -d.mountfd : ENOMEM)), 1;
+	if (sd_event_new(&d.event) < 0)
+		return 1;
+	if (status) {
+		print_status(&d);
+		return 0;
+	}
+
+	protect_self(d.procfd);
+	d.node_trigger_fd = mg_psi_trigger_open(d.procfd, "pressure/memory", MG_PSI_SOME,
+	                                        d.cfg.trigger_stall_usec, d.cfg.trigger_window_usec);
+	if (d.node_trigger_fd < 0)
+		return mg_log_errno(LOG_ERR, d.node_trigger_fd, "arm a PSI trigger on %s/pressure/memory: %m",
+		                    proc_path),
+		       1;
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if ((r = sd_event_add_io(d.event, &d.node_src, d.node_trigger_fd, EPOLLPRI, on_node_trigger, &d)) <
+	            0 ||
+	    (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_reload, &d)) < 0 ||
+	    (r = sd_event_add_signal(d.event, NULL, SIGTERM, NULL, NULL)) < 0 ||
+	    (r = sd_event_add_signal(d.event, NULL, SIGINT, NULL, NULL)) < 0 ||
+	    (r = sd_event_set_watchdog(d.event, true)) < 0)
+		return mg_log_errno(LOG_ERR, r, "set up the event loop: %m"), 1;
+
+	write_pidfile();
+	on_rescan(NULL, 0, &d);
+	evaluate(&d);
+	char amin[MG_SIZE_STRLEN], apress[MG_SIZE_STRLEN];
+	log_notice(
+	        "watching %s and %zu guarded cgroups (%s); act below MemAvailable %s, or %s under pressure%s",
+	        proc_path, d.nw, d.cfg.guard, mg_size_format(d.policy.available_min, amin),
+	        mg_size_format(d.policy.available_pressure, apress), d.cfg.dry_run ? " (dry run)" : "");
+	sd_notify(false, "READY=1\nSTATUS=watching memory pressure");
+	r = sd_event_loop(d.event);
+	sd_notify(false, "STOPPING=1");
+	unlink(MG_DAEMON_PIDFILE);
+	for (size_t i = 0; i < d.nw; i++)
+		unwatch(&d.w[i]);
+	sd_event_source_unref(d.node_src);
+	sd_event_source_unref(d.poll_timer);
+	sd_event_source_unref(d.rescan_timer);
+	sd_event_unref(d.event);
+	free(d.w);
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,76 @@
+#include "policy.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "memguard/units.h"
+
+uint64_t mg_guarded_percent_of_share(const struct mg_guarded *g)
+{
+	if (g->share == 0)
+		return 0;
+	return (uint64_t)((unsigned __int128)g->current * 100 / g->share);
+}
+
+/* True when a should be killed before b. */
+static bool worse(const struct mg_guarded *a, const struct mg_guarded *b)
+{
+	uint64_t pa = mg_guarded_percent_of_share(a), pb = mg_guarded_percent_of_share(b);
+
+	if (pa != pb)
+		return pa > pb;
+	if (a->growth_bps != b->growth_bps)
+		return a->growth_bps > b->growth_bps;
+	return a->current > b->current;
+}
+
+bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_state *node)
+{
+	uint64_t avail = node->mem.mem_available;
+	bool pressure = node->trigger_fired || node->psi.full.avg10 >= p->full_avg10_max;
+
+	return avail < p->available_min || (pressure && avail < p->available_pressure);
+}
+
+void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
+                      size_t n, struct mg_decision *ret)
+{
+	uint64_t avail = node->mem.mem_available;
+	uint32_t full = node->psi.full.avg10;
+	char a[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], s[MG_SIZE_STRLEN];
+	long victim = -1;
+
+	char context[128];
+
+	*ret = (struct mg_decision){.verdict = MG_VERDICT_CALM, .victim = -1};
+	if (!mg_policy_needs_memory(p, node))
+		return;
+	snprintf(context, sizeof(context),
+	         "node memory pressure (full avg10) was %u.%02u%%%s and MemAvailable %s", full / 100,
+	         full % 100, node->trigger_fired ? " (PSI trigger fired)" : "", mg_size_format(avail, a));
+	snprintf(ret->why, sizeof(ret->why), "%s", context);
+	if (node->last_kill_usec && node->now_usec - node->last_kill_usec < p->settle_usec &&
+	    avail >= p->available_min / 2) {
+		ret->verdict = MG_VERDICT_SETTLING;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!g[i].populated || g[i].protected_ || g[i].current == 0)
+			continue;
+		if (victim < 0 || worse(&g[i], &g[victim]))
+			victim = (long)i;
+	}
+	if (victim < 0) {
+		ret->verdict = MG_VERDICT_NO_VICTIM;
+		return;
+	}
+	const struct mg_guarded *v = &g[victim];
+	if (v->share)
+		snprintf(ret->why, sizeof(ret->why), "%s against a %s share while %s",
+		         mg_size_format(v->current, c), mg_size_format(v->share, s), context);
+	else
+		snprintf(ret->why, sizeof(ret->why), "%s (no share known) while %s",
+		         mg_size_format(v->current, c), context);
+	ret->verdict = MG_VERDICT_KILL;
+	ret->victim = victim;
+}
