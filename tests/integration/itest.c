@@ -26,7 +26,7 @@ int itest_mount_fd(void)
 
 	if (r < 0)
 		fail_msg("no cgroup hierarchy with the memory controller (%s): run this inside tests/vm",
-			 strerror(-r));
+		         strerror(-r));
 	if (!m.unified)
 		fail_msg("the memory controller is on cgroup v1 at %s: run this inside tests/vm", m.path);
 	if (geteuid() != 0)

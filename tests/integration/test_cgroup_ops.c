@@ -126,9 +126,9 @@ static void pid_path_matches(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(kill_takes_the_whole_subtree),
-		cmocka_unit_test(internal_process_rule_is_explained),
-		cmocka_unit_test(pid_path_matches),
+	        cmocka_unit_test(kill_takes_the_whole_subtree),
+	        cmocka_unit_test(internal_process_rule_is_explained),
+	        cmocka_unit_test(pid_path_matches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,9 +98,9 @@ static void oom_group_kills_all(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(oom_kill_is_counted),
-		cmocka_unit_test(within_limit_no_oom),
-		cmocka_unit_test(oom_group_kills_all),
+	        cmocka_unit_test(oom_kill_is_counted),
+	        cmocka_unit_test(within_limit_no_oom),
+	        cmocka_unit_test(oom_group_kills_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,8 +72,8 @@ static void system_trigger_arms(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(trigger_fires_under_memory_high),
-		cmocka_unit_test(system_trigger_arms),
+	        cmocka_unit_test(trigger_fires_under_memory_high),
+	        cmocka_unit_test(system_trigger_arms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,16 +46,28 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "f:H:s:d:i")) != -1) {
 		switch (c) {
-		case 'f': forks = atol(optarg); break;
-		case 'H': hold_ms = atol(optarg); break;
-		case 's': step = atol(optarg); break;
-		case 'd': delay_ms = atol(optarg); break;
-		case 'i': signal(SIGTERM, SIG_IGN); break;
-		default: return 64;
+		case 'f':
+			forks = atol(optarg);
+			break;
+		case 'H':
+			hold_ms = atol(optarg);
+			break;
+		case 's':
+			step = atol(optarg);
+			break;
+		case 'd':
+			delay_ms = atol(optarg);
+			break;
+		case 'i':
+			signal(SIGTERM, SIG_IGN);
+			break;
+		default:
+			return 64;
 		}
 	}
 	if (optind != argc - 1 || step <= 0) {
-		fprintf(stderr, "usage: memhog [-f FORKS] [-H HOLD_MS] [-s STEP_MIB] [-d DELAY_MS] [-i] MIB|inf\n");
+		fprintf(stderr,
+		        "usage: memhog [-f FORKS] [-H HOLD_MS] [-s STEP_MIB] [-d DELAY_MS] [-i] MIB|inf\n");
 		return 64;
 	}
 	mib = strcmp(argv[optind], "inf") == 0 ? -1 : atol(argv[optind]);
