@@ -146,7 +146,7 @@ int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controlle
 		size_t len = strcspn(p, " ");
 		if (len >= sizeof(name) || strlen(spec) + len + 3 >= sizeof(spec))
 			return mg_log_errno(LOG_ERR, EINVAL, "enable controllers \"%s\" in %s: name too long",
-					    controllers, cgpath);
+			                    controllers, cgpath);
 		if (len > 0) {
 			memcpy(name, p, len);
 			name[len] = '\0';

@@ -94,7 +94,6 @@ static const struct key keys[] = {
         KEY("log", "level", KEY_LEVEL, log_level),
 };
 
-
 static int parse_bool(const char *v, bool *ret)
 {
 	static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false", "off",

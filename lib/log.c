@@ -67,7 +67,7 @@ static const char *level_name(int level)
 }
 
 static void log_emit(int level, const char *const *fields, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
+        __attribute__((format(printf, 3, 0)));
 static void log_emit(int level, const char *const *fields, const char *fmt, va_list ap)
 {
 	char msg[2048];

@@ -330,9 +330,10 @@ static void mem_per_task_too_large_is_erange(void **state)
 	        {4 * GiB + 4096, 4, "4.0GiB", "4 tasks"}, /* just above */
 	        {5 * GiB, 4, "5GiB", "4 tasks"},
 	        {17 * GiB, 1, "17GiB", "x 1 task"},
-	        {1ull << 62, 16, "4EiB", "16 tasks"},                  /* 2^62 x 16 overflows 64 bits */
-	        {UINT64_MAX / 2 + 1, 2, "8EiB", "2 tasks"},            /* product is exactly 2^64 */
-	        {UINT64_MAX - 1, 1048576, "18446744073709551614B", "1048576 tasks"}, /* wraps to a small number */
+	        {1ull << 62, 16, "4EiB", "16 tasks"},       /* 2^62 x 16 overflows 64 bits */
+	        {UINT64_MAX / 2 + 1, 2, "8EiB", "2 tasks"}, /* product is exactly 2^64 */
+	        {UINT64_MAX - 1, 1048576, "18446744073709551614B",
+	         "1048576 tasks"}, /* wraps to a small number */
 	        {4097, UINT32_MAX, "4.0KiB", "4294967295 tasks"},
 	};
 

@@ -603,8 +603,8 @@ static void long_list_is_read_whole(void **state)
 	assert_config_equal(&c, &d);
 
 	/* The same 30 names over three lines, the last two indented. */
-	snprintf(text, sizeof(text), "[daemon]\nprotect = %.99s\n  %.99s\n\t%.99s\n[log]\nlevel = debug\n", value,
-	         value + 100, value + 200);
+	snprintf(text, sizeof(text), "[daemon]\nprotect = %.99s\n  %.99s\n\t%.99s\n[log]\nlevel = debug\n",
+	         value, value + 100, value + 200);
 	r = mg_config_parse_string(&c, text, "list.conf", err, sizeof(err));
 	if (r != 0)
 		print_error("continued protect list: %d \"%s\"\n", r, err);

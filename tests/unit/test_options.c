@@ -68,9 +68,12 @@ static int parse(struct args *a, struct mg_options *o, char *err, size_t errsize
 
 static struct mg_options defaults(void)
 {
-	struct mg_options o = {
-	        .mem = MG_SIZE_UNLIMITED, .heap_flags = -1, .rlimit_as = -1, .memory_high = -1, .mode = -1,
-	        .grace_usec = MG_GRACE_UNSET};
+	struct mg_options o = {.mem = MG_SIZE_UNLIMITED,
+	                       .heap_flags = -1,
+	                       .rlimit_as = -1,
+	                       .memory_high = -1,
+	                       .mode = -1,
+	                       .grace_usec = MG_GRACE_UNSET};
 	return o;
 }
 
