@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static void json_escape(FILE *f, const char *s)
 
 int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec)
 {
-	char dir[256];
+	char dir[PATH_MAX];
 	struct timespec now;
 	FILE *f;
 
@@ -126,14 +127,17 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	if (r < 0)
 		mg_log_errno(LOG_ERR, r, "kill cgroup %s: %m", rec->path);
 	for (size_t i = 0; i < pids->n; i++) {
-		/* Best effort: EINVAL while the process is not yet dying. */
+		/* Best effort: EINVAL while the process is not yet dying, ENOSYS before 5.15. */
 		if (syscall(SYS_process_mrelease, pids->fds[i], 0) == 0 || errno == EINVAL || errno == ESRCH)
 			killed++;
 		close(pids->fds[i]);
 	}
+	/* Without pidfds or process_mrelease, the fallback's own count is all we have. */
+	if (r > killed)
+		killed = r;
 	uint64_t freed = mg_now_usec() - rec->decided_usec;
-	log_info("cgroup %s: %d processes killed, memory released %.1f ms after the decision", rec->path,
-	         killed, (double)freed / 1000.0);
+	log_info("cgroup %s: %d process%s killed, memory released %.1f ms after the decision", rec->path, killed,
+	         killed == 1 ? "" : "es", (double)freed / 1000.0);
 	if (kill_log && (r = mg_act_log_json(kill_log, rec, killed, freed)) < 0)
 		mg_log_errno(LOG_WARNING, r, "append to kill log %s: %m", kill_log);
 	return killed;

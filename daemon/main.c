@@ -289,7 +289,11 @@ static void protect_self(int procfd)
 
 static void write_pidfile(void)
 {
-	char buf[32];
+	char buf[32], dir[] = MG_DAEMON_PIDFILE;
+
+	/* systemd's RuntimeDirectory= makes it; without systemd we do. */
+	*strrchr(dir, '/') = '\0';
+	(void)mkdir(dir, 0755);
 	int fd = open(MG_DAEMON_PIDFILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 	if (fd < 0) {

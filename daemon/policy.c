@@ -9,7 +9,9 @@ uint64_t mg_guarded_percent_of_share(const struct mg_guarded *g)
 {
 	if (g->share == 0)
 		return 0;
-	return (uint64_t)((unsigned __int128)g->current * 100 / g->share);
+	unsigned __int128 pct = (unsigned __int128)g->current * 100 / g->share;
+
+	return pct > UINT64_MAX ? UINT64_MAX : (uint64_t)pct;
 }
 
 /* True when a should be killed before b. */

@@ -84,7 +84,7 @@ static bool name_listed(const char *names, const char *comm)
 
 	for (const char *p = names; *p;) {
 		size_t len = strcspn(p, " \t");
-		if (len == clen && strncmp(p, comm, len) == 0)
+		if (len > 0 && len == clen && strncmp(p, comm, len) == 0)
 			return true;
 		p += len;
 		p += strspn(p, " \t");

@@ -296,6 +296,7 @@ int main(int argc, char **argv)
 
 	struct mg_run_info info = {
 	        .mode = cgroups ? "cgroup" : "degraded",
+	        .shares = cgroups && share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
 	        .where = cgroups ? placement.run : why,
 	        .share = budget.share,
 	        .runtime = rt,

@@ -82,9 +82,9 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 
 	for (size_t i = 0; i < n; i++)
 		failed += mg_task_exit_status(&tasks[i]) != 0;
-	fprintf(out, "memguard: %zu task%s, %u at once, share %s, runtime %s, %s mode (%s)\n", n,
-	        n == 1 ? "" : "s", info->parallel, mg_size_format(info->share, share),
-	        mg_runtime_name(info->runtime), info->mode, info->where);
+	fprintf(out, "memguard: %zu task%s, %u at once, %s share %s, runtime %s, %s mode (%s)\n", n,
+	        n == 1 ? "" : "s", info->parallel, info->shares ?: "strict",
+	        mg_size_format(info->share, share), mg_runtime_name(info->runtime), info->mode, info->where);
 	fprintf(out, "%6s  %-10s %21s  %3s  %8s  %s\n", "task", "status", "peak / share", "oom", "seconds",
 	        "reason");
 	for (size_t i = 0; i < n; i++) {
@@ -151,6 +151,8 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 		return -errno;
 	fprintf(f, "{\"mode\":");
 	json_string(f, info->mode);
+	fprintf(f, ",\"shares\":");
+	json_string(f, info->shares ?: "strict");
 	fprintf(f, ",\"where\":");
 	json_string(f, info->where);
 	fprintf(f,

@@ -8,6 +8,7 @@
 
 struct mg_run_info {
 	const char *mode;  /* "cgroup" or "degraded" */
+	const char *shares; /* "strict" or "elastic" */
 	const char *where; /* the run's cgroup, or why it is degraded */
 	uint64_t share;
 	enum mg_runtime runtime;

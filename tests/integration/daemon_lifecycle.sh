@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Restarting memguardd mid-run leaves the tasks untouched and the new daemon
+# finds them with their shares; a bad config on SIGHUP keeps the old one;
+# --status shows the guarded cgroups.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon_lib.sh"
+
+start_daemon
+trap 'stop_daemon; rm -rf "$work"' EXIT
+"$memguard" -n 2 --elastic --mem 512M --report "$work/r.json" -- "$memhog" -H 6000 64 2>"$work/err" &
+run=$!
+sleep 2
+# Restart, as an upgrade would.
+stop_daemon
+start_daemon
+"$memguardd" -c "$work/memguard.conf" --status >"$work/status"
+sed 's/^/    /' "$work/status"
+assert_contains "$work/status" "2 guarded cgroups" "status sees both tasks"
+assert_contains "$work/status" "task-1 .* of 256MiB" "share read back from the cgroup"
+
+# A bad config on reload: logged, the old one kept, the daemon alive.
+echo "[daemon]" >"$work/memguard.conf"
+echo "available_min = lots" >>"$work/memguard.conf"
+kill -HUP "$daemon_pid"
+sleep 1
+kill -0 "$daemon_pid" || fail "memguardd died on a bad reload"
+assert_contains "$work/daemon.log" "reload failed: keeping the running configuration" "bad reload"
+assert_contains "$work/daemon.log" "memguard.conf:2: .*available_min" "names file and line"
+
+wait "$run" || { cat "$work/err"; fail "a task was disturbed by the restart"; }
+assert_eq "$(json "$work/r.json" "[t['status'] for t in r['tasks']]")" "[0, 0]" "statuses"
+[ ! -s "$work/kills.jsonl" ] || fail "something was killed"
+stop_daemon
+assert_no_leftover
