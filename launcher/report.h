@@ -7,9 +7,9 @@
 #include "task.h"
 
 struct mg_run_info {
-	const char *mode;  /* "cgroup" or "degraded" */
+	const char *mode;   /* "cgroup" or "degraded" */
 	const char *shares; /* "strict" or "elastic" */
-	const char *where; /* the run's cgroup, or why it is degraded */
+	const char *where;  /* the run's cgroup, or why it is degraded */
 	uint64_t share;
 	enum mg_runtime runtime;
 	unsigned parallel;           /* tasks at once */
