@@ -774,6 +774,49 @@ static void load_dropin_dir_not_a_directory(void **state)
 	assert_true(c.oom_group);
 }
 
+/* conf/memguard.conf shows every key with its default, commented out: as
+ * shipped it changes nothing, and with every key uncommented it still
+ * changes nothing, so the documented defaults are the code's. */
+static void shipped_config_documents_the_defaults(void **state)
+{
+	const char *src = getenv("MEMGUARD_SOURCE_DIR");
+	char path[4096], err[512] = "", *text = NULL;
+	struct mg_config c, d;
+	size_t keys = 0;
+
+	if (!src || !*src)
+		fail_msg("MEMGUARD_SOURCE_DIR is not set: run this test through ctest");
+	snprintf(path, sizeof(path), "%s/conf/memguard.conf", src);
+	mg_config_defaults(&d);
+	mg_config_defaults(&c);
+	assert_int_equal(mg_config_load(&c, path, true, NULL, err, sizeof(err)), 0);
+	assert_config_equal(&c, &d);
+
+	assert_true(mg_read_file(path, &text) > 0);
+	/* "#key = value" becomes "key = value"; prose comments have no " = ". */
+	char *out = text;
+	for (const char *line = text; *line;) {
+		size_t word = strspn(line + 1, "abcdefghijklmnopqrstuvwxyz_0123456789");
+		size_t len = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+		if (line[0] == '#' && word > 0 && strncmp(line + 1 + word, " = ", 3) == 0) {
+			line++, len--;
+			keys++;
+		}
+		memmove(out, line, len);
+		out += len;
+		line += len;
+	}
+	*out = '\0';
+	print_message("%zu keys documented\n", keys);
+	assert_int_equal(keys, 23); /* every key of lib/config.c's table */
+	int r = mg_config_parse_string(&c, text, path, err, sizeof(err));
+	if (r != 0)
+		print_error("uncommented %s: %s\n", path, err);
+	assert_int_equal(r, 0);
+	assert_config_equal(&c, &d);
+	free(text);
+}
+
 int main(void)
 {
 #define F(fn) cmocka_unit_test_setup_teardown(fn, setup_files, teardown_files)
@@ -791,6 +834,7 @@ int main(void)
 	        cmocka_unit_test(small_error_buffer),
 	        cmocka_unit_test(long_comment_stays_a_comment),
 	        cmocka_unit_test(long_list_is_read_whole),
+	        cmocka_unit_test(shipped_config_documents_the_defaults),
 	        F(load_main_and_dropins_in_order),
 	        F(load_missing_main),
 	        F(load_without_dropins),
