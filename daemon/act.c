@@ -136,8 +136,8 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	if (r > killed)
 		killed = r;
 	uint64_t freed = mg_now_usec() - rec->decided_usec;
-	log_info("cgroup %s: %d process%s killed, memory released %.1f ms after the decision", rec->path, killed,
-	         killed == 1 ? "" : "es", (double)freed / 1000.0);
+	log_info("cgroup %s: %d process%s killed, memory released %.1f ms after the decision", rec->path,
+	         killed, killed == 1 ? "" : "es", (double)freed / 1000.0);
 	if (kill_log && (r = mg_act_log_json(kill_log, rec, killed, freed)) < 0)
 		mg_log_errno(LOG_WARNING, r, "append to kill log %s: %m", kill_log);
 	return killed;
