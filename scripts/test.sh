@@ -38,5 +38,8 @@ cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr 
 step "integration tests in a VM (real cgroup v2, PSI, memory pressure)"
 tests/vm/run-suite.sh
 
+step "the systemd unit in a VM with systemd as PID 1"
+tests/vm/run-suite.sh --systemd tests/integration/systemd/*.sh
+
 echo
 echo "all test steps passed"
