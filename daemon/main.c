@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -28,7 +30,8 @@
 #include "scope.h"
 
 #define MAX_GUARDED 4096
-#define RESCAN_USEC (5 * 1000000ull)
+/* New cgroups are seen through inotify; this rescan is only a safety net. */
+#define RESCAN_USEC (60 * 1000000ull)
 #define POLL_MIN_USEC 100000ull
 /* The allocation rate the poll interval assumes: at this rate, the headroom
  * above available_min lasts about one interval. */
@@ -49,13 +52,16 @@ struct daemon {
 	int procfd, mountfd;
 	char mount[4096];
 	sd_event *event;
-	sd_event_source *node_src, *poll_timer, *rescan_timer;
+	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
+	int inotify_fd;
 	int node_trigger_fd;
 	struct watched *w;
 	size_t nw;
 	bool trigger_fired;
 	uint64_t last_kill_usec;
 	struct mg_meminfo mem;
+	bool cli_dry_run; /* -n and -v outlive a reload */
+	int cli_verbose;
 };
 
 static int evaluate(struct daemon *d);
@@ -157,6 +163,8 @@ static void rescan(struct daemon *d)
 			if (w->trigger_fd >= 0 && sd_event_add_io(d->event, &w->src, w->trigger_fd, EPOLLPRI,
 			                                          on_cgroup_trigger, d) < 0)
 				unwatch(w);
+			log_debug("guarding cgroup %s (PSI trigger %s)", w->e.path,
+			          w->trigger_fd >= 0 ? "armed" : "not armed");
 		}
 		d->w[i].seen = mg_scope_read(d->mountfd, &d->w[i].e, now) == 0;
 	}
@@ -171,10 +179,57 @@ static void rescan(struct daemon *d)
 	d->nw = kept;
 }
 
+/* Watches every directory a guarded cgroup could appear in: for the glob
+ * "memguard/ * / *" (without the spaces) that is <mount>/memguard and each
+ * <mount>/memguard/run-*. mkdir in cgroupfs raises IN_CREATE like anywhere. */
+static void watch_parents(struct daemon *d)
+{
+	char word[512], prefix[sizeof(d->mount) + sizeof(word) + 1];
+
+	/* The mount itself: the glob's first directory may not exist yet. */
+	(void)inotify_add_watch(d->inotify_fd, d->mount, IN_CREATE | IN_DELETE | IN_ONLYDIR);
+
+	for (const char *p = d->cfg.guard; *p;) {
+		size_t len = strcspn(p, " \t");
+		if (len > 0 && len < sizeof(word)) {
+			memcpy(word, p, len);
+			word[len] = '\0';
+			/* Each proper prefix of the glob, by components: "memguard", "memguard/ *". */
+			for (char *slash = strchr(word, '/'); slash; slash = strchr(slash + 1, '/')) {
+				snprintf(prefix, sizeof(prefix), "%s/%.*s", d->mount, (int)(slash - word),
+				         word);
+				glob_t g;
+				if (glob(prefix, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) != 0)
+					continue;
+				for (size_t i = 0; i < g.gl_pathc; i++)
+					(void)inotify_add_watch(d->inotify_fd, g.gl_pathv[i],
+					                        IN_CREATE | IN_DELETE | IN_ONLYDIR);
+				globfree(&g);
+			}
+		}
+		p += len;
+		p += strspn(p, " \t");
+	}
+}
+
+static int on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	/* Drain; what changed does not matter, the rescan reads the tree. */
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	watch_parents(d);
+	rescan(d);
+	return 0;
+}
+
 static int on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 
+	watch_parents(d);
 	rescan(d);
 	arm_timer(d, &d->rescan_timer, RESCAN_USEC, on_rescan);
 	return 0;
@@ -265,10 +320,12 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	if (load_config(d, &cfg, &policy) < 0) {
 		log_err("reload failed: keeping the running configuration");
 	} else {
+		cfg.dry_run |= d->cli_dry_run;
 		d->cfg = cfg;
 		d->policy = policy;
-		mg_log_set_level(cfg.log_level);
+		mg_log_set_level(d->cli_verbose ? LOG_DEBUG : cfg.log_level);
 		log_notice("configuration reloaded");
+		watch_parents(d);
 		rescan(d);
 	}
 	sd_notify(false, "READY=1");
@@ -358,8 +415,10 @@ int main(int argc, char **argv)
 	        {"status", no_argument, NULL, 's'},       {"verbose", no_argument, NULL, 'v'},
 	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
-	struct daemon d = {
-	        .config_path = MG_CONFIG_FILE, .dropin_dir = MG_CONFIG_DROPIN_DIR, .node_trigger_fd = -1};
+	struct daemon d = {.config_path = MG_CONFIG_FILE,
+	                   .dropin_dir = MG_CONFIG_DROPIN_DIR,
+	                   .node_trigger_fd = -1,
+	                   .inotify_fd = -1};
 	struct mg_cgroup_mount m = {0};
 	bool status = false, dry_run = false;
 	int verbose = 0, c, r;
@@ -396,6 +455,8 @@ int main(int argc, char **argv)
 		return mg_log_errno(LOG_ERR, r, "read %s/meminfo: %m", proc_path), 1;
 	if (load_config(&d, &d.cfg, &d.policy) < 0)
 		return 1;
+	d.cli_dry_run = dry_run;
+	d.cli_verbose = verbose;
 	d.cfg.dry_run |= dry_run;
 	mg_log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
 
@@ -431,6 +492,9 @@ int main(int argc, char **argv)
 		return mg_log_errno(LOG_ERR, d.node_trigger_fd, "arm a PSI trigger on %s/pressure/memory: %m",
 		                    proc_path),
 		       1;
+	d.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d.inotify_fd < 0)
+		return mg_log_errno(LOG_ERR, -errno, "inotify_init1: %m"), 1;
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
@@ -439,6 +503,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if ((r = sd_event_add_io(d.event, &d.node_src, d.node_trigger_fd, EPOLLPRI, on_node_trigger, &d)) <
 	            0 ||
+	    (r = sd_event_add_io(d.event, &d.inotify_src, d.inotify_fd, EPOLLIN, on_inotify, &d)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_reload, &d)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGTERM, NULL, NULL)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGINT, NULL, NULL)) < 0 ||
@@ -462,6 +527,8 @@ int main(int argc, char **argv)
 	sd_event_source_unref(d.node_src);
 	sd_event_source_unref(d.poll_timer);
 	sd_event_source_unref(d.rescan_timer);
+	sd_event_source_unref(d.inotify_src);
+	close(d.inotify_fd);
 	sd_event_unref(d.event);
 	free(d.w);
 	return r < 0 ? 1 : 0;

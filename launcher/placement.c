@@ -15,6 +15,7 @@
 #include "memguard/paths.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "spawn.h"
 
 #define CONTROLLERS "memory pids"
 
@@ -156,6 +157,16 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 	if (r < 0) {
 		mg_placement_teardown(pl);
 		return reason(why, whysize, r, "enable " CONTROLLERS " in %s", pl->run);
+	}
+	/* Creating cgroups is not enough: the tasks must be allowed in. */
+	_cleanup_close_ int probe = mg_cg_create(pl->runfd, "probe");
+	r = probe < 0 ? probe : mg_spawn_probe(probe);
+	if (probe >= 0)
+		(void)mg_cg_remove(pl->runfd, "probe");
+	if (r < 0) {
+		reason(why, whysize, r, "cannot start processes in %s", pl->run);
+		mg_placement_teardown(pl);
+		return r;
 	}
 	return 0;
 }

@@ -1017,7 +1017,7 @@ struct heap_rule {
 
 /* See docs/runtimes.md for the measurements behind each line. */
 static const struct heap_rule heap_rules[MG_RUNTIME__COUNT] = {
-        [MG_RUNTIME_PYPY] = {80 * MIB, 8, 16 * MIB},   [MG_RUNTIME_JVM] = {48 * MIB, 4, 16 * MIB},
+        [MG_RUNTIME_PYPY] = {80 * MIB, 16, 16 * MIB},  [MG_RUNTIME_JVM] = {48 * MIB, 4, 16 * MIB},
         [MG_RUNTIME_GO] = {16 * MIB, 10, 16 * MIB},    [MG_RUNTIME_NODE] = {96 * MIB, 4, 16 * MIB},
         [MG_RUNTIME_DOTNET] = {32 * MIB, 4, 20 * MIB}, [MG_RUNTIME_R] = {64 * MIB, 8, 16 * MIB},
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
@@ -58,6 +59,29 @@ static void exec_task(const struct mg_spawn_request *req, int pipefd, int move_s
 			report_and_exit(pipefd, errno);
 	execvp(req->argv[0], req->argv);
 	report_and_exit(pipefd, errno);
+}
+
+int mg_spawn_probe(int cgroup_fd)
+{
+	int status, r = 0;
+	pid_t pid = clone_into_cgroup(cgroup_fd);
+
+	if (pid < 0 && (errno == ENOSYS || errno == E2BIG)) {
+		/* No clone3: the fallback's own move is what must work. */
+		pid = fork();
+		if (pid == 0)
+			_exit(mg_cg_move_pid(cgroup_fd, 0) < 0 ? 1 : 0);
+	} else if (pid == 0) {
+		_exit(0);
+	}
+	if (pid < 0)
+		return -errno;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		r = -EACCES;
+	return r;
 }
 
 int mg_spawn(const struct mg_spawn_request *req, pid_t *ret_pid, int *ret_exec_errno)

@@ -21,3 +21,8 @@ struct mg_spawn_request {
  * the command could not be executed (the child then exits 126 or 127 and is
  * reaped as usual). -errno when no process could be created. */
 int mg_spawn(const struct mg_spawn_request *req, pid_t *ret_pid, int *ret_exec_errno);
+
+/* Proves that a process can be started inside cgroup_fd: a child that exits
+ * at once. Moving a process needs write access to cgroup.procs of the common
+ * ancestor too, which a delegated subtree alone does not give. 0 or -errno. */
+int mg_spawn_probe(int cgroup_fd);

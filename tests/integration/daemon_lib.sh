@@ -9,7 +9,7 @@ start_daemon() {
 		settle = 1s
 		$*
 	CONF
-	"$memguardd" -c "$work/memguard.conf" >>"$work/daemon.log" 2>&1 &
+	"$memguardd" -v -c "$work/memguard.conf" >>"$work/daemon.log" 2>&1 &
 	daemon_pid=$!
 	for _ in $(seq 100); do
 		grep -q "watching" "$work/daemon.log" 2>/dev/null && return 0

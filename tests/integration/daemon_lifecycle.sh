@@ -9,7 +9,14 @@ start_daemon
 trap 'stop_daemon; rm -rf "$work"' EXIT
 "$memguard" -n 2 --elastic --mem 512M --report "$work/r.json" -- "$memhog" -H 6000 64 2>"$work/err" &
 run=$!
-sleep 2
+# New task cgroups are noticed through inotify, not a slow rescan.
+for _ in $(seq 40); do
+	[ "$(grep -c 'guarding cgroup memguard/run-.*/task-[01] (PSI trigger armed)' "$work/daemon.log")" -eq 2 ] && break
+	sleep 0.05
+done
+assert_eq "$(grep -c 'guarding cgroup memguard/run-.*/task-[01] (PSI trigger armed)' "$work/daemon.log")" 2 \
+	"both task cgroups guarded within 2 s"
+sleep 1
 # Restart, as an upgrade would.
 stop_daemon
 start_daemon

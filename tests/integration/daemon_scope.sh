@@ -2,6 +2,7 @@
 # Under pressure memguardd never kills outside its scope, nor a protected
 # process inside it: with nothing it may kill, it says so and waits.
 . "$(dirname "$0")/lib.sh"
+enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
 start_daemon

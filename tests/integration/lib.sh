@@ -27,6 +27,10 @@ json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)"
 assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 assert_contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$3: '$2' not in $1"; }; }
 
+# Lets scratch cgroups below the root have memory and pids, as memguard
+# does for its own (a fresh guest enables nothing).
+enable_root_controllers() { echo "+memory +pids" >"$cgroot/cgroup.subtree_control"; }
+
 # No cgroup of a finished run may be left behind.
 assert_no_leftover() {
 	local left

@@ -766,8 +766,8 @@ static void test_heap_cap(void **state)
 		uint64_t share, want;
 	} cases[] = {
 	        /* The two reference shares (see docs/runtimes.md). */
-	        {MG_RUNTIME_PYPY, 256 * MIB, 144 * MIB},
-	        {MG_RUNTIME_PYPY, 4 * GIB, 3504 * MIB},
+	        {MG_RUNTIME_PYPY, 256 * MIB, 160 * MIB},
+	        {MG_RUNTIME_PYPY, 4 * GIB, 3760 * MIB},
 	        {MG_RUNTIME_JVM, 256 * MIB, 144 * MIB},
 	        {MG_RUNTIME_JVM, 4 * GIB, 3024 * MIB},
 	        {MG_RUNTIME_GO, 256 * MIB, 214 * MIB},
@@ -779,8 +779,8 @@ static void test_heap_cap(void **state)
 	        {MG_RUNTIME_R, 256 * MIB, 160 * MIB},
 	        {MG_RUNTIME_R, 4 * GIB, 3520 * MIB},
 	        /* Small VM shares: the floor (a quarter of the share) takes over. */
-	        {MG_RUNTIME_PYPY, 128 * MIB, 32 * MIB},
-	        {MG_RUNTIME_PYPY, 200 * MIB, 95 * MIB},
+	        {MG_RUNTIME_PYPY, 128 * MIB, 40 * MIB},
+	        {MG_RUNTIME_PYPY, 200 * MIB, 107 * MIB},
 	        {MG_RUNTIME_NODE, 128 * MIB, 32 * MIB},
 	        {MG_RUNTIME_JVM, 100 * MIB, 27 * MIB},
 	        {MG_RUNTIME_JVM, 64 * MIB, 16 * MIB},
@@ -848,8 +848,8 @@ static const struct heap_case heap_cases[] = {
          256 * MIB,
          {"HOME=/root"},
          {"pypy3", "sim.py"},
-         {{"PYPY_GC_MAX", "144MB"}}},
-        {"pypy 4G", MG_RUNTIME_PYPY, 4 * GIB, {NULL}, {"pypy3"}, {{"PYPY_GC_MAX", "3504MB"}}},
+         {{"PYPY_GC_MAX", "160MB"}}},
+        {"pypy 4G", MG_RUNTIME_PYPY, 4 * GIB, {NULL}, {"pypy3"}, {{"PYPY_GC_MAX", "3760MB"}}},
         {"jvm 256M",
          MG_RUNTIME_JVM,
          256 * MIB,
@@ -902,7 +902,7 @@ static const struct heap_case heap_cases[] = {
          4 * GIB,
          {"PYPY_GC_MAXX=1", "XPYPY_GC_MAX=1"},
          {"pypy3"},
-         {{"PYPY_GC_MAX", "3504MB"}}},
+         {{"PYPY_GC_MAX", "3760MB"}}},
         {"pypy env wrapper",
          MG_RUNTIME_PYPY,
          4 * GIB,
