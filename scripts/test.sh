@@ -35,6 +35,9 @@ clang-format --dry-run --Werror $sources
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	--suppress=missingIncludeSystem --suppress=memleak -Iinclude -Ilauncher -Idaemon lib launcher daemon
 
+step "Torque/PBS prologue and epilogue against a fake cgroup tree"
+packaging/pbs/test-hooks.sh
+
 step "integration tests in a VM (real cgroup v2, PSI, memory pressure)"
 tests/vm/run-suite.sh
 
