@@ -5,6 +5,24 @@
 #include <string.h>
 #include <time.h>
 
+/* Reads until EOF or until room bytes are in: fewer than room means EOF. */
+static ssize_t read_upto(int fd, char *buf, size_t room)
+{
+	size_t len = 0;
+
+	while (len < room) {
+		ssize_t n = read(fd, buf + len, room - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
 static ssize_t read_all_fd(int fd, char **ret_text)
 {
 	size_t cap = 4096, len = 0;
@@ -13,22 +31,18 @@ static ssize_t read_all_fd(int fd, char **ret_text)
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
-		if (len + 1 >= cap) {
-			char *bigger = realloc(buf, cap * 2);
-			if (!bigger)
-				return -ENOMEM;
-			buf = bigger;
-			cap *= 2;
-		}
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
+		size_t room = cap - len - 1;
+		ssize_t n = read_upto(fd, buf + len, room);
+		if (n < 0)
+			return n;
 		len += (size_t)n;
+		if ((size_t)n < room)
+			break;
+		char *bigger = realloc(buf, cap * 2);
+		if (!bigger)
+			return -ENOMEM;
+		buf = bigger;
+		cap *= 2;
 	}
 	buf[len] = '\0';
 	*ret_text = TAKE_PTR(buf);
@@ -52,25 +66,17 @@ ssize_t mg_read_file(const char *path, char **ret_text)
 ssize_t mg_read_small_at(int dirfd, const char *name, char *buf, size_t size)
 {
 	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
+	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
 	if (size == 0)
 		return -EINVAL;
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	return (ssize_t)len;
+	n = read_upto(fd, buf, size - 1);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	return n;
 }
 
 int mg_write_file_at(int dirfd, const char *name, const char *value)
