@@ -142,3 +142,49 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 		mg_log_errno(LOG_WARNING, r, "append to kill log %s: %m", kill_log);
 	return killed;
 }
+
+int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share)
+{
+	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
+	uint64_t high = current - current / 10;
+	char h[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN];
+	int r;
+
+	if (cgfd < 0)
+		return cgfd == -ENOENT ? 0 : cgfd;
+	if (high < share)
+		high = share;
+	if ((r = mg_cg_write_size(cgfd, path, "memory.high", high)) < 0)
+		return r;
+	if (fsetxattr(cgfd, MG_XATTR_THROTTLED, "1", 1, 0) < 0)
+		log_debug("set %s on %s: %s", MG_XATTR_THROTTLED, path, strerror(errno));
+	log_warn("throttling cgroup %s: memory.high %s (memory.current %s)", path, mg_size_format(high, h),
+	         mg_size_format(current, c));
+	return 0;
+}
+
+int mg_act_unthrottle(int mountfd, const char *path)
+{
+	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
+	int r;
+
+	if (cgfd < 0)
+		return cgfd == -ENOENT ? 0 : cgfd;
+	if ((r = mg_cg_write(cgfd, path, "memory.high", "max")) < 0)
+		return r;
+	(void)fremovexattr(cgfd, MG_XATTR_THROTTLED);
+	log_info("cgroup %s: memory.high back to max", path);
+	return 0;
+}
+
+int mg_act_is_throttled(int mountfd, const char *path)
+{
+	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
+	char v[8];
+
+	if (cgfd < 0)
+		return cgfd;
+	if (fgetxattr(cgfd, MG_XATTR_THROTTLED, v, sizeof(v)) >= 0)
+		return 1;
+	return errno == ENODATA || errno == ENOTSUP ? 0 : -errno;
+}

@@ -21,5 +21,14 @@ struct mg_kill_record {
  * -errno; a cgroup already gone is 0. With dry_run only logs. */
 int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_log);
 
+/* The throttle step: memory.high of mountfd/path goes down to the larger of
+ * share and 90% of current, so the task reclaims and slows instead of
+ * growing, and the xattr user.memguard.throttled records it (in the tree, so
+ * a restarted daemon can undo it). mg_act_unthrottle sets memory.high back to
+ * "max". mg_act_is_throttled: 1, 0 or -errno. */
+int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share);
+int mg_act_unthrottle(int mountfd, const char *path);
+int mg_act_is_throttled(int mountfd, const char *path);
+
 /* Appends one JSON line for rec to path, creating its directory. */
 int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec);

@@ -42,6 +42,7 @@ struct watched {
 	int trigger_fd;
 	sd_event_source *src;
 	bool seen;
+	bool throttled; /* its memory.high is lowered: undo when memory is back */
 };
 
 struct daemon {
@@ -155,6 +156,8 @@ static void rescan(struct daemon *d)
 			struct watched *w = &d->w[d->nw++];
 			*w = (struct watched){.trigger_fd = -1};
 			snprintf(w->e.path, sizeof(w->e.path), "%s", paths[k]);
+			/* A previous daemon may have throttled it. */
+			w->throttled = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
 			if (cg >= 0)
 				w->trigger_fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME,
@@ -266,13 +269,26 @@ static uint64_t next_poll_usec(const struct daemon *d)
 	return usec > d->cfg.poll_max_usec ? d->cfg.poll_max_usec : usec;
 }
 
+/* Memory came back: lift the throttles, but only once MemAvailable is well
+ * above the floors and the settle time is over, so they do not flap. */
+static void unthrottle_when_calm(struct daemon *d, const struct mg_node_state *node)
+{
+	if (node->mem.mem_available < d->policy.available_pressure ||
+	    node->now_usec - d->last_kill_usec < d->policy.settle_usec)
+		return;
+	for (size_t i = 0; i < d->nw; i++)
+		if (d->w[i].throttled && mg_act_unthrottle(d->mountfd, d->w[i].e.path) >= 0)
+			d->w[i].throttled = false;
+}
+
 static int evaluate(struct daemon *d)
 {
 	static struct mg_guarded snaps[MAX_GUARDED];
 	struct mg_node_state node;
 	struct mg_decision dec;
+	bool node_read_ok = read_node(d, &node) == 0;
 
-	if (read_node(d, &node) == 0 && mg_policy_needs_memory(&d->policy, &node)) {
+	if (node_read_ok && mg_policy_needs_memory(&d->policy, &node)) {
 		rescan(d);
 		for (size_t i = 0; i < d->nw; i++) {
 			snaps[i] = d->w[i].e.snap;
@@ -281,7 +297,15 @@ static int evaluate(struct daemon *d)
 			        cg < 0 || mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
 		}
 		mg_policy_decide(&d->policy, &node, snaps, d->nw, &dec);
-		if (dec.verdict == MG_VERDICT_KILL) {
+		struct watched *v = dec.verdict == MG_VERDICT_KILL ? &d->w[dec.victim] : NULL;
+		if (v && d->cfg.throttle && !v->throttled && !d->cfg.dry_run &&
+		    mg_act_throttle(d->mountfd, v->e.path, snaps[dec.victim].current,
+		                    snaps[dec.victim].share) == 0) {
+			/* The throttle gets the settle time to work; then, if memory is
+			 * still short, the kill. */
+			v->throttled = true;
+			d->last_kill_usec = node.now_usec;
+		} else if (v) {
 			struct mg_kill_record rec = {
 			        .path = d->w[dec.victim].e.path,
 			        .current = snaps[dec.victim].current,
@@ -296,6 +320,8 @@ static int evaluate(struct daemon *d)
 		} else if (dec.verdict == MG_VERDICT_NO_VICTIM) {
 			log_warn("memory is short (%s) but no guarded cgroup may be killed", dec.why);
 		}
+	} else if (node_read_ok) {
+		unthrottle_when_calm(d, &node);
 	}
 	d->trigger_fired = false;
 	arm_timer(d, &d->poll_timer, next_poll_usec(d), on_poll);

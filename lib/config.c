@@ -39,6 +39,7 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .settle_usec = 2000000,
 	        .poll_max_usec = 1000000,
 	        .dry_run = false,
+	        .throttle = false,
 	        .kill_log = "/var/log/memguard/kills.jsonl",
 	};
 }
@@ -90,6 +91,7 @@ static const struct key keys[] = {
         KEY("daemon", "settle", KEY_DURATION, settle_usec),
         KEY("daemon", "poll_max", KEY_DURATION, poll_max_usec),
         KEY("daemon", "dry_run", KEY_BOOL, dry_run),
+        KEY("daemon", "throttle", KEY_BOOL, throttle),
         KEY("daemon", "kill_log", KEY_PATH, kill_log),
         KEY("log", "level", KEY_LEVEL, log_level),
 };

@@ -45,6 +45,7 @@ struct mg_config {
 	uint64_t settle_usec;         /* after a kill, wait this long before the next */
 	uint64_t poll_max_usec;       /* longest sleep between MemAvailable checks */
 	bool dry_run;                 /* decide and log, never kill */
+	bool throttle;                /* first lower the victim's memory.high; kill if that is not enough */
 	char kill_log[256];           /* JSON lines, one per kill */
 };
 

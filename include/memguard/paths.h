@@ -12,5 +12,6 @@
 
 /* Extended attributes on task cgroups: what the launcher and the daemon tell
  * each other, kept in the cgroup tree so a daemon restart loses nothing. */
-#define MG_XATTR_SHARE "user.memguard.share"   /* the task's share, decimal bytes */
-#define MG_XATTR_KILLED "user.memguard.killed" /* memguardd's reason, set before it kills */
+#define MG_XATTR_SHARE "user.memguard.share"         /* the task's share, decimal bytes */
+#define MG_XATTR_KILLED "user.memguard.killed"       /* memguardd's reason, set before it kills */
+#define MG_XATTR_THROTTLED "user.memguard.throttled" /* memguardd lowered memory.high */
