@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,35 @@ void ft_new(struct fake_tree *t)
 	t->fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (t->fd < 0)
 		ft_fail("open", t->path, errno);
+}
+
+void ft_new_xattr(struct fake_tree *t, const char *what)
+{
+	static const char *const dirs[] = {NULL, "/dev/shm", "/var/tmp"};
+	const char *saved = getenv("TMPDIR");
+	char *keep = saved ? strdup(saved) : NULL;
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (dirs[i])
+			setenv("TMPDIR", dirs[i], 1);
+		ft_new(t);
+		if (fsetxattr(t->fd, "user.memguard.probe", "1", 1, 0) == 0) {
+			(void)fremovexattr(t->fd, "user.memguard.probe");
+			break;
+		}
+		err = errno;
+		print_error("no user xattrs under %s: %s\n", t->path, strerror(err));
+		ft_free(t);
+	}
+	if (keep)
+		setenv("TMPDIR", keep, 1);
+	else
+		unsetenv("TMPDIR");
+	free(keep);
+	if (t->fd < 0)
+		fail_msg("no filesystem here stores user xattrs (%s): %s cannot be tested", strerror(err),
+		         what);
 }
 
 /* rm -rf dirfd/name without following symlinks. */
@@ -312,6 +342,106 @@ int ft_reap_child(pid_t pid, int timeout_ms)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	return -1;
+}
+
+static pid_t *children_slot(struct ft_children *c)
+{
+	assert_true(c->n < FT_MAX_CHILDREN);
+	return &c->pid[c->n++];
+}
+
+pid_t ft_children_fork(struct ft_children *c)
+{
+	pid_t *slot = children_slot(c);
+
+	*slot = ft_fork_paused_child();
+	return *slot;
+}
+
+void ft_children_add(struct ft_children *c, pid_t pid)
+{
+	*children_slot(c) = pid;
+}
+
+int ft_children_reap(struct ft_children *c, pid_t pid, int timeout_ms)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->pid[i] == pid)
+			c->pid[i] = 0;
+	return ft_reap_child(pid, timeout_ms);
+}
+
+void ft_children_cleanup(struct ft_children *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->pid[i] > 0)
+			(void)ft_reap_child(c->pid[i], 0);
+	c->n = 0;
+}
+
+void ft_require_python(void)
+{
+	static bool found; /* asked once per test program */
+
+	if (found)
+		return;
+	if (system("python3 -c 'import json' >/dev/null 2>&1") != 0)
+		fail_msg("python3 is needed to check the JSON (scripts/deps.sh test installs it)");
+	found = true;
+}
+
+#define FT_PYTHON_OUT (1 << 16)
+
+char *ft_run_python(const char *script, const char *arg, int *ret_status)
+{
+	struct fake_tree scripts;
+	char cmd[2 * PATH_MAX + 64], *out;
+	size_t len = 0;
+	FILE *p;
+
+	ft_require_python();
+	out = malloc(FT_PYTHON_OUT);
+	assert_non_null(out);
+	ft_new(&scripts);
+	ft_write(scripts.fd, "script.py", script);
+	snprintf(cmd, sizeof(cmd), "python3 '%s/script.py' '%s' 2>&1", scripts.path, arg);
+	p = popen(cmd, "r");
+	if (!p) {
+		int err = errno;
+		ft_free(&scripts);
+		free(out);
+		fail_msg("popen %s: %s", cmd, strerror(err));
+	}
+	while (len + 1 < FT_PYTHON_OUT) {
+		size_t got = fread(out + len, 1, FT_PYTHON_OUT - 1 - len, p);
+		if (got == 0)
+			break;
+		len += got;
+	}
+	out[len] = '\0';
+	*ret_status = pclose(p);
+	ft_free(&scripts);
+	return out;
+}
+
+char *ft_check_python(const char *script, const char *path)
+{
+	int status;
+	char *out = ft_run_python(script, path, &status);
+
+	if (status != 0)
+		print_error("Python check of %s failed (%#x):\n%s\n", path, (unsigned)status, out);
+	assert_int_equal(status, 0);
+	return out;
+}
+
+void ft_hex(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (const unsigned char *p = (const unsigned char *)s; *p && n + 3 < size; p++)
+		n += (size_t)snprintf(out + n, size - n, "%02x", *p);
 }
 
 void ft_assert_contains_at(const char *haystack, const char *needle, const char *file, int line)

@@ -1,5 +1,6 @@
-/* Test helpers: fake /proc and cgroup trees in a mkdtemp directory, and
- * capturing what the library logs to stderr.
+/* Test helpers: fake /proc and cgroup trees in a mkdtemp directory,
+ * capturing what the library logs to stderr, paused children for fake
+ * cgroup.procs files, and checking files with a Python program.
  *
  * Every helper fails the running cmocka test on an unexpected error, so tests
  * can build their trees without checking each step. Include cmocka's
@@ -19,6 +20,11 @@ struct fake_tree {
 
 /* Creates an empty tree under $TMPDIR (or /tmp). */
 void ft_new(struct fake_tree *t);
+
+/* Like ft_new(), on a filesystem that stores user xattrs: $TMPDIR (or /tmp)
+ * first, else /dev/shm or /var/tmp. Fails the test (never skips) when none
+ * has them, saying that what (a function's name) cannot be tested. */
+void ft_new_xattr(struct fake_tree *t, const char *what);
 
 /* Removes everything below and including the tree, and closes its fd. Safe on
  * a tree that ft_new() never filled in (fd < 0). */
@@ -66,6 +72,43 @@ pid_t ft_fork_paused_child(void);
  * wait status. Waits at most timeout_ms; a child still alive by then is
  * SIGKILLed and reaped so it never outlives the test, and -1 is returned. */
 int ft_reap_child(pid_t pid, int timeout_ms);
+
+/* The children a test forked, by pid, so that its teardown can reap those a
+ * failed test left alive. Starts zeroed (a calloc'ed fixture). */
+#define FT_MAX_CHILDREN 8
+struct ft_children {
+	pid_t pid[FT_MAX_CHILDREN]; /* 0: reaped, or never forked */
+	size_t n;
+};
+
+/* ft_fork_paused_child(), remembered in c. */
+pid_t ft_children_fork(struct ft_children *c);
+
+/* Remembers pid, a child the test forked itself some other way. */
+void ft_children_add(struct ft_children *c, pid_t pid);
+
+/* ft_reap_child() of one of the children in c, which forgets it. */
+int ft_children_reap(struct ft_children *c, pid_t pid, int timeout_ms);
+
+/* Kills and reaps every child c still remembers (only ours, by pid): for a
+ * teardown after a test that may have failed half way. */
+void ft_children_cleanup(struct ft_children *c);
+
+/* Fails the test unless python3 runs here and has its json module. */
+void ft_require_python(void);
+
+/* Runs script, the text of a Python program, on arg (its sys.argv[1]): all
+ * it printed to stdout and stderr (at most 64 KiB) as a heap string, and its
+ * wait status in *ret_status. Fails the test without python3. */
+char *ft_run_python(const char *script, const char *arg, int *ret_status);
+
+/* ft_run_python() that fails the test, printing the output, unless script
+ * exits 0 for path; returns the output. */
+char *ft_check_python(const char *script, const char *path);
+
+/* The bytes of s as lowercase hex into out (always terminated; cut short
+ * when size is too small). */
+void ft_hex(const char *s, char *out, size_t size);
 
 /* Fails the test unless haystack contains needle (both printed on failure). */
 #define ft_assert_contains(haystack, needle) ft_assert_contains_at((haystack), (needle), __FILE__, __LINE__)

@@ -34,7 +34,6 @@
 #include "memguard/util.h"
 
 #define GiB (1ull << 30)
-#define MAX_CHILDREN 8
 
 #ifndef SYS_process_mrelease
 #define SYS_process_mrelease 448
@@ -48,41 +47,9 @@
 
 struct fixture {
 	struct fake_tree tree;
-	pid_t children[MAX_CHILDREN];
-	size_t n_children;
+	struct ft_children children;
 	char log[PATH_MAX];
 };
-
-/* A tree on a filesystem with user xattrs: $TMPDIR or /tmp first, else
- * /dev/shm or /var/tmp. Fails (never skips) when none has them. */
-static void new_xattr_tree(struct fake_tree *t)
-{
-	static const char *const dirs[] = {NULL, "/dev/shm", "/var/tmp"};
-	const char *saved = getenv("TMPDIR");
-	char *keep = saved ? strdup(saved) : NULL;
-	int err = 0;
-
-	for (size_t i = 0; i < MG_ARRAY_SIZE(dirs); i++) {
-		if (dirs[i])
-			setenv("TMPDIR", dirs[i], 1);
-		ft_new(t);
-		if (fsetxattr(t->fd, "user.memguard.probe", "1", 1, 0) == 0) {
-			(void)fremovexattr(t->fd, "user.memguard.probe");
-			break;
-		}
-		err = errno;
-		print_error("no user xattrs under %s: %s\n", t->path, strerror(err));
-		ft_free(t);
-	}
-	if (keep)
-		setenv("TMPDIR", keep, 1);
-	else
-		unsetenv("TMPDIR");
-	free(keep);
-	if (t->fd < 0)
-		fail_msg("no filesystem here stores user xattrs (%s): mg_act_kill cannot be tested",
-		         strerror(err));
-}
 
 static int setup(void **state)
 {
@@ -93,7 +60,7 @@ static int setup(void **state)
 	f->tree.fd = -1;
 	*state = f;
 	mg_log_setup("mgtest", MG_LOG_STDERR, LOG_INFO);
-	new_xattr_tree(&f->tree);
+	ft_new_xattr(&f->tree, "mg_act_kill");
 	snprintf(f->log, sizeof(f->log), "%s/log/kills.jsonl", f->tree.path);
 	return 0;
 }
@@ -102,36 +69,15 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	/* Children a failed test left alive: only ours, by pid. */
-	for (size_t i = 0; i < f->n_children; i++)
-		if (f->children[i] > 0)
-			(void)ft_reap_child(f->children[i], 0);
+	ft_children_cleanup(&f->children);
 	ft_free(&f->tree);
 	free(f);
 	return 0;
 }
 
-static pid_t fork_child(struct fixture *f)
-{
-	assert_true(f->n_children < MAX_CHILDREN);
-	pid_t pid = ft_fork_paused_child();
-	f->children[f->n_children++] = pid;
-	return pid;
-}
-
-/* Reaps one of our children and forgets it: its raw status, or -1 when it
- * was still alive after timeout_ms (then it is killed and reaped here). */
-static int reap(struct fixture *f, pid_t pid, int timeout_ms)
-{
-	for (size_t i = 0; i < f->n_children; i++)
-		if (f->children[i] == pid)
-			f->children[i] = 0;
-	return ft_reap_child(pid, timeout_ms);
-}
-
 static void assert_killed_by_sigkill(struct fixture *f, pid_t pid)
 {
-	int status = reap(f, pid, 3000);
+	int status = ft_children_reap(&f->children, pid, 3000);
 
 	if (status == -1 || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
 		print_error("child %d: status %#x, want killed by SIGKILL\n", (int)pid, (unsigned)status);
@@ -140,16 +86,21 @@ static void assert_killed_by_sigkill(struct fixture *f, pid_t pid)
 
 static void assert_still_alive(struct fixture *f, pid_t pid)
 {
-	int status = reap(f, pid, 100);
+	int status = ft_children_reap(&f->children, pid, 100);
 
 	if (status != -1)
 		print_error("child %d died (status %#x), want it alive\n", (int)pid, (unsigned)status);
 	assert_int_equal(status, -1);
 }
 
-static void procs_line(char *buf, size_t size, pid_t pid)
+/* Lists pid, one of our children, in the fake cgroup's cgroup.procs. */
+static void list_pid(int dirfd, const char *cgroup, pid_t pid)
 {
-	snprintf(buf, size, "%d\n", (int)pid);
+	char rel[PATH_MAX], line[32];
+
+	snprintf(rel, sizeof(rel), "%s/cgroup.procs", cgroup);
+	snprintf(line, sizeof(line), "%d\n", (int)pid);
+	ft_write(dirfd, rel, line);
 }
 
 /* --- the JSON checker --- */
@@ -179,48 +130,11 @@ static const char checker_py[] =
         "        'true' if d['dry_run'] else 'false', d['killed'], d['decide_to_freed_ms'],\n"
         "        d['reason'].encode('utf-8').hex(), int(d['time'])))\n";
 
-static void hex(const char *s, char *out, size_t size)
-{
-	size_t n = 0;
-
-	out[0] = '\0';
-	for (const unsigned char *p = (const unsigned char *)s; *p && n + 3 < size; p++)
-		n += (size_t)snprintf(out + n, size - n, "%02x", *p);
-}
-
 /* Runs the checker over path: its output (heap), one "record ..." line per
  * JSON line; fails the test unless every line is valid. */
 static char *check_json(const char *path)
 {
-	struct fake_tree scripts;
-	char cmd[2 * PATH_MAX + 64], *out = malloc(1 << 16);
-	size_t len = 0;
-	FILE *p;
-
-	assert_non_null(out);
-	if (system("python3 -c 'import json' >/dev/null 2>&1") != 0)
-		fail_msg("python3 is needed to check the JSON (scripts/deps.sh test installs it)");
-	ft_new(&scripts);
-	ft_write(scripts.fd, "check.py", checker_py);
-	snprintf(cmd, sizeof(cmd), "python3 '%s/check.py' '%s' 2>&1", scripts.path, path);
-	p = popen(cmd, "r");
-	if (!p) {
-		ft_free(&scripts);
-		fail_msg("popen %s: %s", cmd, strerror(errno));
-	}
-	while (len + 1 < (1 << 16)) {
-		size_t got = fread(out + len, 1, (1 << 16) - 1 - len, p);
-		if (got == 0)
-			break;
-		len += got;
-	}
-	out[len] = '\0';
-	int status = pclose(p);
-	ft_free(&scripts);
-	if (status != 0)
-		print_error("JSON check of %s failed (%#x):\n%s\n", path, (unsigned)status, out);
-	assert_int_equal(status, 0);
-	return out;
+	return ft_check_python(checker_py, path);
 }
 
 static size_t count_char(const char *s, char c)
@@ -237,8 +151,8 @@ static void expect_record(const char *out, const struct mg_kill_record *rec, int
 {
 	char want[8192], cg[2048], why[4096];
 
-	hex(rec->path, cg, sizeof(cg));
-	hex(rec->why, why, sizeof(why));
+	ft_hex(rec->path, cg, sizeof(cg));
+	ft_hex(rec->why, why, sizeof(why));
 	snprintf(want, sizeof(want),
 	         "record cgroup=%s current=%" PRIu64 " share=%" PRIu64
 	         " dry_run=%s killed=%d ms=%s reason=%s time=",
@@ -412,14 +326,12 @@ static void kill_dry_run(void **state)
 	        .decided_usec = mg_now_usec(),
 	};
 	struct ft_capture cap;
-	char line[32], xattr[512];
-	pid_t top = fork_child(f), nested = fork_child(f);
+	char xattr[512];
+	pid_t top = ft_children_fork(&f->children), nested = ft_children_fork(&f->children);
 
 	/* No cgroup.kill: acting for real would SIGKILL the children. */
-	procs_line(line, sizeof(line), top);
-	ft_write(f->tree.fd, TASK "/cgroup.procs", line);
-	procs_line(line, sizeof(line), nested);
-	ft_write(f->tree.fd, TASK "/sub/cgroup.procs", line);
+	list_pid(f->tree.fd, TASK, top);
+	list_pid(f->tree.fd, TASK "/sub", nested);
 	ft_write(f->tree.fd, TASK "/cgroup.events", "populated 1\nfrozen 0\n");
 
 	ft_capture_begin(&cap);
@@ -455,12 +367,11 @@ static void kill_with_cgroup_kill(void **state)
 	        .decided_usec = mg_now_usec() - 20000, /* decided 20 ms ago */
 	};
 	struct ft_capture cap;
-	char line[32], xattr[512];
-	pid_t child = fork_child(f);
+	char xattr[512];
+	pid_t child = ft_children_fork(&f->children);
 
 	/* A plain file stands in for the kernel's cgroup.kill: nothing dies. */
-	procs_line(line, sizeof(line), child);
-	ft_write(f->tree.fd, TASK "/cgroup.procs", line);
+	list_pid(f->tree.fd, TASK, child);
 	ft_write(f->tree.fd, TASK "/cgroup.kill", "");
 	ft_write(f->tree.fd, TASK "/cgroup.events", "populated 1\nfrozen 0\n");
 
@@ -501,16 +412,14 @@ static void kill_freeze_fallback(void **state)
 	        .decided_usec = mg_now_usec(),
 	};
 	struct ft_capture cap;
-	char line[32], xattr[512];
-	pid_t top = fork_child(f), nested = fork_child(f), deeper = fork_child(f);
+	char xattr[512];
+	pid_t top = ft_children_fork(&f->children), nested = ft_children_fork(&f->children),
+	      deeper = ft_children_fork(&f->children);
 
 	/* No cgroup.kill: freeze, SIGKILL each pid in the subtree, thaw. */
-	procs_line(line, sizeof(line), top);
-	ft_write(f->tree.fd, TASK "/cgroup.procs", line);
-	procs_line(line, sizeof(line), nested);
-	ft_write(f->tree.fd, TASK "/a/cgroup.procs", line);
-	procs_line(line, sizeof(line), deeper);
-	ft_write(f->tree.fd, TASK "/a/b/cgroup.procs", line);
+	list_pid(f->tree.fd, TASK, top);
+	list_pid(f->tree.fd, TASK "/a", nested);
+	list_pid(f->tree.fd, TASK "/a/b", deeper);
 	ft_write(f->tree.fd, TASK "/c/cgroup.procs", "");
 	ft_write(f->tree.fd, TASK "/cgroup.freeze", "0");
 
@@ -612,7 +521,7 @@ static void kill_counts_on_old_kernels(void **state)
 	         3},
 	};
 	struct fixture *f = *state;
-	char line[32], rel[64];
+	char rel[64];
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
 		struct mg_kill_record rec = {
@@ -622,16 +531,13 @@ static void kill_counts_on_old_kernels(void **state)
 		        .why = WHY,
 		        .decided_usec = mg_now_usec(),
 		};
-		pid_t top = fork_child(f), nested = fork_child(f);
+		pid_t top = ft_children_fork(&f->children), nested = ft_children_fork(&f->children);
 
+		char sub[128];
 		snprintf(rel, sizeof(rel), "memguard/run-1/task-%zu", i);
-		char file[128];
-		procs_line(line, sizeof(line), top);
-		snprintf(file, sizeof(file), "%s/cgroup.procs", rel);
-		ft_write(f->tree.fd, file, line);
-		procs_line(line, sizeof(line), nested);
-		snprintf(file, sizeof(file), "%s/sub/cgroup.procs", rel);
-		ft_write(f->tree.fd, file, line);
+		snprintf(sub, sizeof(sub), "%s/sub", rel);
+		list_pid(f->tree.fd, rel, top);
+		list_pid(f->tree.fd, sub, nested);
 
 		fflush(NULL);
 		pid_t helper = fork();

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +26,9 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 
-#define MAX_CHILDREN 8
-
 struct fixture {
 	struct fake_tree tree;
-	pid_t children[MAX_CHILDREN];
-	size_t n_children;
+	struct ft_children children;
 };
 
 static int setup(void **state)
@@ -50,30 +48,10 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	/* Children a failed test left alive: only ours, by pid. */
-	for (size_t i = 0; i < f->n_children; i++)
-		if (f->children[i] > 0)
-			(void)ft_reap_child(f->children[i], 0);
+	ft_children_cleanup(&f->children);
 	ft_free(&f->tree);
 	free(f);
 	return 0;
-}
-
-static pid_t fork_child(struct fixture *f)
-{
-	assert_true(f->n_children < MAX_CHILDREN);
-	pid_t pid = ft_fork_paused_child();
-	f->children[f->n_children++] = pid;
-	return pid;
-}
-
-/* Reaps one of our children and forgets it. */
-static int reap(struct fixture *f, pid_t pid, int timeout_ms)
-{
-	for (size_t i = 0; i < f->n_children; i++)
-		if (f->children[i] == pid)
-			f->children[i] = 0;
-	return ft_reap_child(pid, timeout_ms);
 }
 
 static void assert_file(int dirfd, const char *name, const char *expect)
@@ -204,8 +182,8 @@ static void has_controller_empty_name(void **state)
 		alarm(2);
 		_exit(mg_cg_has_controller(f->tree.fd, "") == 0 ? 0 : 1);
 	}
-	f->children[f->n_children++] = pid;
-	status = reap(f, pid, 5000);
+	ft_children_add(&f->children, pid);
+	status = ft_children_reap(&f->children, pid, 5000);
 	if (WIFSIGNALED(status))
 		print_error("mg_cg_has_controller(fd, \"\") did not return (killed by signal %d)\n",
 		            WTERMSIG(status));
@@ -642,7 +620,7 @@ static void kill_uses_cgroup_kill(void **state)
 {
 	struct fixture *f = *state;
 	char procs[32];
-	pid_t pid = fork_child(f);
+	pid_t pid = ft_children_fork(&f->children);
 
 	/* With cgroup.kill the kernel does the killing: the pids listed in
 	 * cgroup.procs must not be signalled by memguard itself. */
@@ -651,15 +629,15 @@ static void kill_uses_cgroup_kill(void **state)
 	ft_write(f->tree.fd, "cgroup.procs", procs);
 	assert_int_equal(mg_cg_kill(f->tree.fd), 0);
 	assert_file(f->tree.fd, "cgroup.kill", "1");
-	assert_int_equal(waitpid(pid, &(int){0}, WNOHANG), 0); /* still alive */
-	assert_int_equal(reap(f, pid, 0), -1);                 /* killed and reaped by us */
+	assert_int_equal(waitpid(pid, &(int){0}, WNOHANG), 0);        /* still alive */
+	assert_int_equal(ft_children_reap(&f->children, pid, 0), -1); /* killed and reaped by us */
 }
 
 static void kill_reports_other_errors(void **state)
 {
 	struct fixture *f = *state;
 	char procs[32];
-	pid_t pid = fork_child(f);
+	pid_t pid = ft_children_fork(&f->children);
 
 	/* cgroup.kill exists but cannot be written: that error comes back, and
 	 * there is no fallback to signalling pids one by one. */
@@ -670,14 +648,15 @@ static void kill_reports_other_errors(void **state)
 	assert_int_equal(mg_cg_kill(f->tree.fd), -EISDIR);
 	assert_int_equal(waitpid(pid, &(int){0}, WNOHANG), 0); /* still alive */
 	assert_file(f->tree.fd, "cgroup.freeze", "0");         /* never frozen */
-	assert_int_equal(reap(f, pid, 0), -1);
+	assert_int_equal(ft_children_reap(&f->children, pid, 0), -1);
 }
 
 static void kill_fallback_kills_subtree(void **state)
 {
 	struct fixture *f = *state;
 	char procs[64];
-	pid_t a = fork_child(f), b = fork_child(f), c = fork_child(f);
+	pid_t a = ft_children_fork(&f->children), b = ft_children_fork(&f->children),
+	      c = ft_children_fork(&f->children);
 	int status;
 
 	/* No cgroup.kill: freeze, SIGKILL every listed pid in the subtree, thaw. */
@@ -693,7 +672,7 @@ static void kill_fallback_kills_subtree(void **state)
 
 	for (size_t i = 0; i < 3; i++) {
 		pid_t pid = i == 0 ? a : i == 1 ? b : c;
-		status = reap(f, pid, 5000);
+		status = ft_children_reap(&f->children, pid, 5000);
 		assert_true(status != -1);
 		assert_true(WIFSIGNALED(status));
 		assert_int_equal(WTERMSIG(status), SIGKILL);
@@ -707,7 +686,7 @@ static void kill_fallback_without_freezer(void **state)
 {
 	struct fixture *f = *state;
 	char procs[96];
-	pid_t a = fork_child(f), b = fork_child(f);
+	pid_t a = ft_children_fork(&f->children), b = ft_children_fork(&f->children);
 	int status;
 
 	/* No cgroup.freeze either (before 5.2); garbage lines are skipped. */
@@ -717,9 +696,9 @@ static void kill_fallback_without_freezer(void **state)
 	ft_write(f->tree.fd, "x/y/z/cgroup.procs", procs);
 
 	assert_int_equal(mg_cg_kill(f->tree.fd), 2);
-	status = reap(f, a, 5000);
+	status = ft_children_reap(&f->children, a, 5000);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	status = reap(f, b, 5000);
+	status = ft_children_reap(&f->children, b, 5000);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	assert_false(ft_exists(f->tree.fd, "cgroup.freeze"));
 }
@@ -731,14 +710,14 @@ static void kill_fallback_ignores_out_of_range_pids(void **state)
 {
 	struct fixture *f = *state;
 	char procs[64];
-	pid_t a = fork_child(f);
+	pid_t a = ft_children_fork(&f->children);
 	int r;
 
 	snprintf(procs, sizeof(procs), "%llu\n", (1ull << 32) + (unsigned long long)a);
 	ft_write(f->tree.fd, "cgroup.procs", procs);
 	r = mg_cg_kill(f->tree.fd);
-	/* Still alive means it was not signalled; reap() then kills it. */
-	int alive = reap(f, a, 200) == -1;
+	/* Still alive means it was not signalled; ft_children_reap() then kills it. */
+	int alive = ft_children_reap(&f->children, a, 200) == -1;
 	if (!alive || r != 0)
 		print_error("\"%s\" in cgroup.procs killed pid %d (returned %d)\n", "2^32 + pid", (int)a, r);
 	assert_true(alive);
@@ -868,78 +847,67 @@ static void proc_cgroup_v1_parse(void **state)
 	}
 }
 
+/* mg_cg_ancestor_limit() of path and file succeeds with want, found at
+ * want_at (NULL: nothing limited anywhere). */
+static void expect_ancestor_limit(int dirfd, const char *path, const char *file, uint64_t want,
+                                  const char *want_at)
+{
+	uint64_t limit = 0;
+	char *at = NULL;
+	int r = mg_cg_ancestor_limit(dirfd, path, file, &limit, &at);
+
+	if (r != 0 || limit != want)
+		print_error("%s of %s: %d, limit %" PRIu64 " at %s; want %" PRIu64 " at %s\n", file, path, r,
+		            limit, at ? at : "(none)", want, want_at ? want_at : "(none)");
+	assert_int_equal(r, 0);
+	assert_true(limit == want);
+	if (want_at)
+		assert_string_equal(at, want_at);
+	else
+		assert_null(at);
+	free(at);
+}
+
 static void ancestor_limit(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t limit = 0;
-	char *at = NULL;
 
 	/* Nothing limited anywhere: the root has no memory.max on v2. */
 	ft_write(f->tree.fd, "a/memory.max", "max\n");
 	ft_write(f->tree.fd, "a/b/memory.max", "max\n");
 	ft_write(f->tree.fd, "a/b/c/memory.max", "max\n");
-	assert_int_equal(mg_cg_ancestor_limit(f->tree.fd, "/a/b/c", "memory.max", &limit, &at), 0);
-	assert_true(limit == MG_SIZE_UNLIMITED);
-	assert_null(at);
+	expect_ancestor_limit(f->tree.fd, "/a/b/c", "memory.max", MG_SIZE_UNLIMITED, NULL);
 
 	/* The smallest wins, wherever it is. */
 	ft_write(f->tree.fd, "a/memory.max", "1073741824\n");
 	ft_write(f->tree.fd, "a/b/c/memory.max", "2147483648\n");
-	assert_int_equal(mg_cg_ancestor_limit(f->tree.fd, "/a/b/c", "memory.max", &limit, &at), 0);
-	assert_true(limit == 1073741824ull);
-	assert_string_equal(at, "/a");
-	free(at);
-	at = NULL;
+	expect_ancestor_limit(f->tree.fd, "/a/b/c", "memory.max", 1073741824ull, "/a");
 
 	ft_write(f->tree.fd, "a/b/c/memory.max", "536870912\n");
-	assert_int_equal(mg_cg_ancestor_limit(f->tree.fd, "/a/b/c", "memory.max", &limit, &at), 0);
-	assert_true(limit == 536870912ull);
-	assert_string_equal(at, "/a/b/c");
-	free(at);
-	at = NULL;
+	expect_ancestor_limit(f->tree.fd, "/a/b/c", "memory.max", 536870912ull, "/a/b/c");
 
 	/* The root of the mount counts, as "/". */
 	ft_write(f->tree.fd, "memory.max", "4096\n");
-	assert_int_equal(mg_cg_ancestor_limit(f->tree.fd, "/a/b/c", "memory.max", &limit, &at), 0);
-	assert_true(limit == 4096);
-	assert_string_equal(at, "/");
-	free(at);
-	at = NULL;
-	assert_int_equal(mg_cg_ancestor_limit(f->tree.fd, "/", "memory.max", &limit, &at), 0);
-	assert_true(limit == 4096);
-	assert_string_equal(at, "/");
-	free(at);
-	at = NULL;
+	expect_ancestor_limit(f->tree.fd, "/a/b/c", "memory.max", 4096, "/");
+	expect_ancestor_limit(f->tree.fd, "/", "memory.max", 4096, "/");
 }
 
 static void ancestor_limit_v1_and_gaps(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t limit = 0;
-	char *at = NULL;
 
 	/* v1 says "unlimited" with a huge page-aligned number. */
 	ft_write(f->tree.fd, "memory.limit_in_bytes", "9223372036854771712\n");
 	ft_write(f->tree.fd, "job/memory.limit_in_bytes", "9223372036854771712\n");
-	assert_int_equal(mg_cg_ancestor_limit(f->tree.fd, "/job", "memory.limit_in_bytes", &limit, &at), 0);
-	assert_true(limit == MG_SIZE_UNLIMITED);
-	assert_null(at);
+	expect_ancestor_limit(f->tree.fd, "/job", "memory.limit_in_bytes", MG_SIZE_UNLIMITED, NULL);
 
 	ft_write(f->tree.fd, "job/memory.limit_in_bytes", "8589934592\n");
-	assert_int_equal(mg_cg_ancestor_limit(f->tree.fd, "/job", "memory.limit_in_bytes", &limit, &at), 0);
-	assert_true(limit == 8589934592ull);
-	assert_string_equal(at, "/job");
-	free(at);
-	at = NULL;
+	expect_ancestor_limit(f->tree.fd, "/job", "memory.limit_in_bytes", 8589934592ull, "/job");
 
 	/* Cgroups that vanished below, or unreadable files, are passed over. */
 	ft_write(f->tree.fd, "job/x/memory.limit_in_bytes", "garbage\n");
-	assert_int_equal(
-	        mg_cg_ancestor_limit(f->tree.fd, "/job/x/gone/deeper", "memory.limit_in_bytes", &limit, &at),
-	        0);
-	assert_true(limit == 8589934592ull);
-	assert_string_equal(at, "/job");
-	free(at);
+	expect_ancestor_limit(f->tree.fd, "/job/x/gone/deeper", "memory.limit_in_bytes", 8589934592ull,
+	                      "/job");
 }
 
 static void pid_path_through_fake_proc(void **state)

@@ -59,11 +59,46 @@ static void args_set(struct args *a, const char *const list[])
 	a->argv[a->argc] = NULL;
 }
 
+/* a becomes "memguard", then the case's args, then tail (NULL: nothing);
+ * name, when not NULL, the case's args quoted, for messages. */
+static void args_set_case(struct args *a, const char *const args[], const char *const tail[], char *name,
+                          size_t namesize)
+{
+	const char *list[MAX_ARGS + 1] = {"memguard"};
+	size_t n = 1;
+
+	if (name)
+		name[0] = '\0';
+	for (size_t j = 0; args[j]; j++) {
+		assert_true(n < MAX_ARGS);
+		list[n++] = args[j];
+		if (name)
+			snprintf(name + strlen(name), namesize - strlen(name), "'%s' ", args[j]);
+	}
+	for (size_t j = 0; tail && tail[j]; j++) {
+		assert_true(n < MAX_ARGS);
+		list[n++] = tail[j];
+	}
+	list[n] = NULL;
+	args_set(a, list);
+}
+
 static int parse(struct args *a, struct mg_options *o, char *err, size_t errsize, FILE *out)
 {
 	memset(o, 0xa5, sizeof(*o));
 	memset(err, 0, errsize);
 	return mg_options_parse(a->argc, a->argv, o, err, errsize, out);
+}
+
+/* parse() of list (from "memguard" on) when only the result and the message
+ * in err matter. */
+static int parse_list(const char *const list[], char *err, size_t errsize)
+{
+	struct mg_options o;
+	struct args a;
+
+	args_set(&a, list);
+	return parse(&a, &o, err, errsize, stdout);
 }
 
 static struct mg_options defaults(void)
@@ -284,24 +319,16 @@ static void every_option_table(void **state)
 	        {{"--dry"}, {.dry_run = true, .explain = true}},
 	        {{"--nt", "3"}, {.ntasks = 3}},
 	};
+	static const char *const command[] = {"--", "cmd", NULL}; /* after each case's args */
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
-		const char *list[MAX_ARGS + 1] = {"memguard"};
 		struct mg_options o, want = defaults();
 		const struct mg_options *c = &cases[i].want;
-		char name[256] = "", err[256];
+		char name[256], err[256];
 		struct args a;
-		size_t n = 1;
 		int r;
 
-		for (size_t j = 0; cases[i].argv[j]; j++) {
-			list[n++] = cases[i].argv[j];
-			snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s ", cases[i].argv[j]);
-		}
-		list[n++] = "--";
-		list[n++] = "cmd";
-		list[n] = NULL;
-		args_set(&a, list);
+		args_set_case(&a, cases[i].argv, command, name, sizeof(name));
 
 		/* Merge the case's changes over the defaults. */
 		if (c->ntasks)
@@ -344,7 +371,7 @@ static void every_option_table(void **state)
 			print_error("%s: %d (%s)\n", name, r, err);
 		assert_int_equal(r, MG_PARSE_RUN);
 		assert_options_equal(&o, &want, name);
-		assert_ptr_equal(o.command, &a.argv[n - 1]);
+		assert_ptr_equal(o.command, &a.argv[a.argc - 1]);
 		assert_string_equal(o.command[0], "cmd");
 	}
 }
@@ -368,96 +395,89 @@ static void option_arguments_point_into_argv(void **state)
 struct bad_case {
 	const char *argv[MAX_ARGS];
 	const char *needle; /* in the message: the bad value, quoted, or the option */
+	const char *reason; /* and, where not NULL, why it is bad */
 };
 
 static const struct bad_case bad_cases[] = {
-        {{"-n", "0", "--", "x"}, "\"0\""},
-        {{"-n", "abc", "--", "x"}, "\"abc\""},
-        {{"-n", "99999999", "--", "x"}, "\"99999999\""},
-        {{"-n", "1048577", "--", "x"}, "\"1048577\""},
-        {{"-n", "18446744073709551616", "--", "x"}, "\"18446744073709551616\""},
-        {{"-n", "-1", "--", "x"}, "\"-1\""},
-        {{"-n", "", "--", "x"}, "\"\""},
-        {{"-n", "4x", "--", "x"}, "\"4x\""},
-        {{"-n", " 4", "--", "x"}, "\" 4\""},
-        {{"-n", "4.0", "--", "x"}, "\"4.0\""},
-        {{"--ntasks=0x10", "--", "x"}, "\"0x10\""},
-        {{"--mem-per-task", "4XB", "--", "x"}, "\"4XB\""},
-        {{"--mem-per-task", "0", "--", "x"}, "\"0\""},
-        {{"--mem-per-task", "-1G", "--", "x"}, "\"-1G\""},
-        {{"--mem-per-task", "50%", "--", "x"}, "\"50%\""},
-        {{"--mem-per-task", "99999999999P", "--", "x"}, "\"99999999999P\""},
-        {{"--mem", "0", "--", "x"}, "\"0\""},
-        {{"--mem", "0G", "--", "x"}, "\"0G\""},
-        {{"--mem", "", "--", "x"}, "\"\""},
-        {{"--mem=lots", "--", "x"}, "\"lots\""},
-        {{"--reserve", "bogus", "--", "x"}, "\"bogus\""},
-        {{"--reserve", "101%", "--", "x"}, "\"101%\""},
-        {{"--reserve", "", "--", "x"}, "\"\""},
-        {{"--reserve", "-5%", "--", "x"}, "\"-5%\""},
-        {{"--runtime", "cobol", "--", "x"}, "\"cobol\""},
-        {{"--runtime", "", "--", "x"}, "\"\""},
-        {{"--runtime", "pypy3.10 ", "--", "x"}, "\"pypy3.10 \""},
-        {{"--rlimit-as", "maybe", "--", "x"}, "\"maybe\""},
-        {{"--rlimit-as", "", "--", "x"}, "\"\""},
-        {{"--rlimit-as", "onn", "--", "x"}, "\"onn\""},
-        {{"--memory-high", "120%", "--", "x"}, "\"120%\""},
-        {{"--memory-high", "50", "--", "x"}, "\"50\""},
-        {{"--memory-high", "0%", "--", "x"}, "\"0%\""},
-        {{"--memory-high", "%", "--", "x"}, "\"%\""},
-        {{"--memory-high", "", "--", "x"}, "\"\""},
-        {{"--memory-high", "-5%", "--", "x"}, "\"-5%\""},
-        {{"--memory-high", "50%%", "--", "x"}, "\"50%%\""},
-        {{"--memory-high", "5 0%", "--", "x"}, "\"5 0%\""},
-        {{"--memory-high", "12345678%", "--", "x"}, "\"12345678%\""},
-        {{"--memory-high", "99999999999999999999999%", "--", "x"}, "\"99999999999999999999999%\""},
-        {{"--memory-high", "50.5%", "--", "x"}, "\"50.5%\""},
-        {{"--grace", "soon", "--", "x"}, "\"soon\""},
-        {{"--grace", "", "--", "x"}, "\"\""},
-        {{"--grace", "-1s", "--", "x"}, "\"-1s\""},
-        {{"--grace", "10d", "--", "x"}, "\"10d\""},
-        {{"--cgroup-parent", "../x", "--", "x"}, "\"../x\""},
-        {{"--cgroup-parent", "a/../b", "--", "x"}, "\"a/../b\""},
-        {{"--cgroup-parent", "..", "--", "x"}, "\"..\""},
-        {{"--cgroup-parent", "", "--", "x"}, "\"\""},
-        {{"--bogus", "--", "x"}, "--bogus"},
-        {{"--bogus=1", "--", "x"}, "--bogus"},
-        {{"-x", "--", "x"}, "-x"},
-        {{"--me", "1G", "--", "x"}, "--me"}, /* ambiguous: --mem, --mem-per-task, --memory-high */
-        {{"--quiet=yes", "--", "x"}, "--quiet"},
-        {{"-n"}, "-n"},
-        {{"--ntasks"}, "--ntasks"},
-        {{"--mem"}, "--mem"},
-        {{"--tasks"}, "--tasks"},
-        {{"--grace"}, "--grace"},
-        {{"-q", "-n"}, "-n"},
-        {{"-n", "4"}, "no command"},
-        {{"--"}, "no command"},
-        {{"-q", "--"}, "no command"},
-        {{NULL}, "no command"},
-        {{"--require-cgroups", "--no-cgroups", "--", "x"}, "--no-cgroups"},
-        {{"--no-cgroups", "-q", "--require-cgroups", "x"}, "--require-cgroups"},
+        {{"-n", "0", "--", "x"}, "\"0\"", "1048576"},
+        {{"-n", "abc", "--", "x"}, "\"abc\"", NULL},
+        {{"-n", "99999999", "--", "x"}, "\"99999999\"", NULL},
+        {{"-n", "1048577", "--", "x"}, "\"1048577\"", NULL},
+        {{"-n", "18446744073709551616", "--", "x"}, "\"18446744073709551616\"", NULL},
+        {{"-n", "-1", "--", "x"}, "\"-1\"", NULL},
+        {{"-n", "", "--", "x"}, "\"\"", NULL},
+        {{"-n", "4x", "--", "x"}, "\"4x\"", NULL},
+        {{"-n", " 4", "--", "x"}, "\" 4\"", NULL},
+        {{"-n", "4.0", "--", "x"}, "\"4.0\"", NULL},
+        {{"--ntasks=0x10", "--", "x"}, "\"0x10\"", NULL},
+        {{"--mem-per-task", "4XB", "--", "x"}, "\"4XB\"", NULL},
+        {{"--mem-per-task", "0", "--", "x"}, "\"0\"", NULL},
+        {{"--mem-per-task", "-1G", "--", "x"}, "\"-1G\"", NULL},
+        {{"--mem-per-task", "50%", "--", "x"}, "\"50%\"", NULL},
+        {{"--mem-per-task", "99999999999P", "--", "x"}, "\"99999999999P\"", NULL},
+        {{"--mem", "0", "--", "x"}, "\"0\"", "zero"},
+        {{"--mem", "0G", "--", "x"}, "\"0G\"", NULL},
+        {{"--mem", "", "--", "x"}, "\"\"", NULL},
+        {{"--mem=lots", "--", "x"}, "\"lots\"", NULL},
+        {{"--reserve", "bogus", "--", "x"}, "\"bogus\"", NULL},
+        {{"--reserve", "101%", "--", "x"}, "\"101%\"", NULL},
+        {{"--reserve", "", "--", "x"}, "\"\"", NULL},
+        {{"--reserve", "-5%", "--", "x"}, "\"-5%\"", NULL},
+        {{"--runtime", "cobol", "--", "x"}, "\"cobol\"", "pypy"},
+        {{"--runtime", "", "--", "x"}, "\"\"", NULL},
+        {{"--runtime", "pypy3.10 ", "--", "x"}, "\"pypy3.10 \"", NULL},
+        {{"--rlimit-as", "maybe", "--", "x"}, "\"maybe\"", "auto, on or off"},
+        {{"--rlimit-as", "", "--", "x"}, "\"\"", NULL},
+        {{"--rlimit-as", "onn", "--", "x"}, "\"onn\"", NULL},
+        {{"--memory-high", "120%", "--", "x"}, "\"120%\"", "100%"},
+        {{"--memory-high", "50", "--", "x"}, "\"50\"", "percentage"},
+        {{"--memory-high", "0%", "--", "x"}, "\"0%\"", NULL},
+        {{"--memory-high", "%", "--", "x"}, "\"%\"", NULL},
+        {{"--memory-high", "", "--", "x"}, "\"\"", NULL},
+        {{"--memory-high", "-5%", "--", "x"}, "\"-5%\"", NULL},
+        {{"--memory-high", "50%%", "--", "x"}, "\"50%%\"", NULL},
+        {{"--memory-high", "5 0%", "--", "x"}, "\"5 0%\"", NULL},
+        {{"--memory-high", "12345678%", "--", "x"}, "\"12345678%\"", NULL},
+        {{"--memory-high", "99999999999999999999999%", "--", "x"}, "\"99999999999999999999999%\"", NULL},
+        {{"--memory-high", "50.5%", "--", "x"}, "\"50.5%\"", NULL},
+        {{"--grace", "soon", "--", "x"}, "\"soon\"", NULL},
+        {{"--grace", "", "--", "x"}, "\"\"", NULL},
+        {{"--grace", "-1s", "--", "x"}, "\"-1s\"", NULL},
+        {{"--grace", "10d", "--", "x"}, "\"10d\"", NULL},
+        {{"--cgroup-parent", "../x", "--", "x"}, "\"../x\"", "without .."},
+        {{"--cgroup-parent", "a/../b", "--", "x"}, "\"a/../b\"", NULL},
+        {{"--cgroup-parent", "..", "--", "x"}, "\"..\"", NULL},
+        {{"--cgroup-parent", "", "--", "x"}, "\"\"", NULL},
+        {{"--bogus", "--", "x"}, "--bogus", "unknown option"},
+        {{"--bogus=1", "--", "x"}, "--bogus", NULL},
+        {{"-x", "--", "x"}, "-x", NULL},
+        {{"--me", "1G", "--", "x"}, "--me", NULL}, /* ambiguous: --mem, --mem-per-task, --memory-high */
+        {{"--quiet=yes", "--", "x"}, "--quiet", NULL},
+        {{"-n"}, "-n", "argument"},
+        {{"--ntasks"}, "--ntasks", NULL},
+        {{"--mem"}, "--mem", "argument"},
+        {{"--tasks"}, "--tasks", NULL},
+        {{"--grace"}, "--grace", NULL},
+        {{"-q", "-n"}, "-n", NULL},
+        {{"-n", "4"}, "no command", NULL},
+        {{"--"}, "no command", NULL},
+        {{"-q", "--"}, "no command", NULL},
+        {{NULL}, "no command", NULL},
+        {{"--require-cgroups", "--no-cgroups", "--", "x"}, "--no-cgroups", "--require-cgroups"},
+        {{"--no-cgroups", "-q", "--require-cgroups", "x"}, "--require-cgroups", NULL},
 };
 
 static void bad_input_is_einval_with_one_line(void **state)
 {
 	for (size_t i = 0; i < MG_ARRAY_SIZE(bad_cases); i++) {
-		const char *list[MAX_ARGS + 1] = {"memguard"};
 		struct ft_capture cap;
 		struct mg_options o;
-		char err[256], name[256] = "", *stderr_text;
+		char err[256], name[256], *stderr_text;
 		struct args a;
-		size_t n = 1;
 		bool ok;
 		int r;
 
-		for (size_t j = 0; bad_cases[i].argv[j]; j++) {
-			list[n++] = bad_cases[i].argv[j];
-			snprintf(name + strlen(name), sizeof(name) - strlen(name), "'%s' ",
-			         bad_cases[i].argv[j]);
-		}
-		list[n] = NULL;
-		args_set(&a, list);
+		args_set_case(&a, bad_cases[i].argv, NULL, name, sizeof(name));
 		ft_capture_begin(&cap);
 		r = parse(&a, &o, err, sizeof(err), stdout);
 		stderr_text = ft_capture_end(&cap);
@@ -476,39 +496,22 @@ static void bad_input_is_einval_with_one_line(void **state)
 	}
 }
 
+/* Where bad_cases gives a reason, the message says why the input is bad. */
 static void bad_input_reasons(void **state)
 {
-	struct reason_case {
-		const char *argv[MAX_ARGS];
-		const char *reason;
-	};
-	static const struct reason_case cases[] = {
-	        {{"--mem", "0", "--", "x"}, "zero"},
-	        {{"-n", "0", "--", "x"}, "1048576"},
-	        {{"--runtime", "cobol", "--", "x"}, "pypy"},
-	        {{"--rlimit-as", "maybe", "--", "x"}, "auto, on or off"},
-	        {{"--memory-high", "120%", "--", "x"}, "100%"},
-	        {{"--memory-high", "50", "--", "x"}, "percentage"},
-	        {{"--cgroup-parent", "../x", "--", "x"}, "without .."},
-	        {{"--bogus", "--", "x"}, "unknown option"},
-	        {{"--mem"}, "argument"},
-	        {{"-n"}, "argument"},
-	        {{"--require-cgroups", "--no-cgroups", "--", "x"}, "--require-cgroups"},
-	};
-
-	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
-		const char *list[MAX_ARGS + 1] = {"memguard"};
+	for (size_t i = 0; i < MG_ARRAY_SIZE(bad_cases); i++) {
 		struct mg_options o;
-		char err[256];
+		char err[256], name[256];
 		struct args a;
-		size_t n = 1;
 
-		for (size_t j = 0; cases[i].argv[j]; j++)
-			list[n++] = cases[i].argv[j];
-		list[n] = NULL;
-		args_set(&a, list);
-		assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), -EINVAL);
-		ft_assert_contains(err, cases[i].reason);
+		if (!bad_cases[i].reason)
+			continue;
+		args_set_case(&a, bad_cases[i].argv, NULL, name, sizeof(name));
+		int r = parse(&a, &o, err, sizeof(err), stdout);
+		if (r != -EINVAL)
+			print_error("%s: %d \"%s\"; want -EINVAL\n", name, r, err);
+		assert_int_equal(r, -EINVAL);
+		ft_assert_contains(err, bad_cases[i].reason);
 	}
 }
 
@@ -526,13 +529,9 @@ static void unknown_short_option_in_cluster_is_named(void **state)
 	size_t wrong = 0;
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(lists); i++) {
-		struct mg_options o;
 		char err[256];
-		struct args a;
-		int r;
+		int r = parse_list(lists[i], err, sizeof(err));
 
-		args_set(&a, lists[i]);
-		r = parse(&a, &o, err, sizeof(err), stdout);
 		if (r != -EINVAL || !strstr(err, want[i])) {
 			print_error("%s: %d \"%s\"; want -EINVAL naming %s\n", lists[i][1], r, err, want[i]);
 			wrong++;
@@ -556,13 +555,9 @@ static void bad_size_reason_does_not_depend_on_earlier_options(void **state)
 	size_t wrong = 0;
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(lists); i++) {
-		struct mg_options o;
 		char err[256];
-		struct args a;
-		int r;
+		int r = parse_list(lists[i], err, sizeof(err));
 
-		args_set(&a, lists[i]);
-		r = parse(&a, &o, err, sizeof(err), stdout);
 		if (r != -EINVAL || strstr(err, "zero") || !strstr(err, reasons[i])) {
 			print_error("%s %s: %d \"%s\"; want -EINVAL and \"%s\"\n", lists[i][1], lists[i][2],
 			            r, err, reasons[i]);
@@ -756,15 +751,14 @@ static void parser_runs_twice(void **state)
 	static const char *const stops_in_cluster[] = {"memguard", "-qhv", NULL};
 	static const char *const third[] = {"memguard", "-n", "3", "x", NULL};
 	static const char *const error_first[] = {"memguard", "-q", "--bogus", "-n", "2", "--", "y", NULL};
-	struct mg_options o, want;
+	struct mg_options o, want, want_first = defaults();
 	char err[256], *text;
 	struct args a;
 
+	want_first.ntasks = 4, want_first.mem = 2 * GiB, want_first.quiet = true;
 	args_set(&a, first);
 	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
-	want = defaults();
-	want.ntasks = 4, want.mem = 2 * GiB, want.quiet = true;
-	assert_options_equal(&o, &want, "first");
+	assert_options_equal(&o, &want_first, "first");
 	assert_string_equal(o.command[0], "a");
 
 	/* Nothing of the first run carries over. */
@@ -788,9 +782,7 @@ static void parser_runs_twice(void **state)
 	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), -EINVAL);
 	args_set(&a, first);
 	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
-	want = defaults();
-	want.ntasks = 4, want.mem = 2 * GiB, want.quiet = true;
-	assert_options_equal(&o, &want, "after an error");
+	assert_options_equal(&o, &want_first, "after an error");
 
 	/* And many times over. */
 	for (int i = 0; i < 100; i++) {

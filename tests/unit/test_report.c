@@ -80,11 +80,11 @@ static struct mg_task exec_failed_task(unsigned index, int err)
 	return t;
 }
 
-static struct mg_task spawn_failed_task(unsigned index, int err)
+/* A task that never ran: no pid, no peak, no times. */
+static struct mg_task unstarted_task(unsigned index, enum mg_task_state state)
 {
 	struct mg_task t = base_task(index);
-	t.state = MG_TASK_DONE;
-	t.spawn_errno = err;
+	t.state = state;
 	t.exited = false;
 	t.pid = 0;
 	t.peak_known = false;
@@ -93,16 +93,16 @@ static struct mg_task spawn_failed_task(unsigned index, int err)
 	return t;
 }
 
+static struct mg_task spawn_failed_task(unsigned index, int err)
+{
+	struct mg_task t = unstarted_task(index, MG_TASK_DONE);
+	t.spawn_errno = err;
+	return t;
+}
+
 static struct mg_task pending_task(unsigned index)
 {
-	struct mg_task t = base_task(index);
-	t.state = MG_TASK_PENDING;
-	t.exited = false;
-	t.pid = 0;
-	t.peak_known = false;
-	t.peak = 0;
-	t.start_usec = t.end_usec = 0;
-	return t;
+	return unstarted_task(index, MG_TASK_PENDING);
 }
 
 static struct mg_task watchdog_task(unsigned index)
@@ -407,46 +407,22 @@ static const char checker_py[] =
         "          n(t['share_bytes']), n(t['peak_bytes']), n(t['oom_kills']), '%.3f' % t['seconds'],\n"
         "          s(t['reason']))\n";
 
-static bool have_python(void)
-{
-	return system("python3 -c 'import json' >/dev/null 2>&1") == 0;
-}
-
+/* A string of the checker's output: "null", or "x" and its bytes in hex. */
 static void hex(const char *s, char *out, size_t size)
 {
 	if (!s) {
 		snprintf(out, size, "null");
 		return;
 	}
-	size_t n = (size_t)snprintf(out, size, "x");
-	for (const unsigned char *p = (const unsigned char *)s; *p && n + 3 < size; p++)
-		n += (size_t)snprintf(out + n, size - n, "%02x", *p);
+	snprintf(out, size, "x");
+	ft_hex(s, out + 1, size - 1);
 }
 
-/* Runs the checker over path; returns its output (heap) and exit status. */
-static char *check_json(const char *path, int *ret_status)
+/* Runs the checker over path: its output (heap); fails the test unless the
+ * file is a valid report. */
+static char *check_json(const char *path)
 {
-	struct fake_tree scripts;
-	char cmd[2 * PATH_MAX + 64], *out = malloc(1 << 16);
-	size_t len = 0;
-	FILE *p;
-
-	assert_non_null(out);
-	ft_new(&scripts);
-	ft_write(scripts.fd, "check.py", checker_py);
-	snprintf(cmd, sizeof(cmd), "python3 '%s/check.py' '%s' 2>&1", scripts.path, path);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (len + 1 < (1 << 16)) {
-		size_t got = fread(out + len, 1, (1 << 16) - 1 - len, p);
-		if (got == 0)
-			break;
-		len += got;
-	}
-	out[len] = '\0';
-	*ret_status = pclose(p);
-	ft_free(&scripts);
-	return out;
+	return ft_check_python(checker_py, path);
 }
 
 static void expect_task_line(char *out, const struct mg_task *t, const char *exit_code, const char *sig)
@@ -505,10 +481,8 @@ static void report_json_fields(void **state)
 	};
 	struct fake_tree t;
 	char path[PATH_MAX + 16], *out, want[1024], w1[256], w2[256];
-	int status;
 
-	if (!have_python())
-		fail_msg("python3 is needed to check the JSON (scripts/deps.sh test installs it)");
+	ft_require_python(); /* before the tree, which a failure would leave behind */
 	tasks[0].param = "plain";
 	tasks[1].param =
 	        "quote \" backslash \\ slash / tab \t nl \n cr \r bell \x07 esc \x1b us \x1f del \x7f";
@@ -519,10 +493,7 @@ static void report_json_fields(void **state)
 	ft_new(&t);
 	snprintf(path, sizeof(path), "%s/report.json", t.path);
 	assert_int_equal(mg_report_json(path, &info, tasks, MG_ARRAY_SIZE(tasks)), 0);
-	out = check_json(path, &status);
-	if (status != 0)
-		print_error("checker failed:\n%s\n", out);
-	assert_int_equal(status, 0);
+	out = check_json(path);
 
 	hex(info.mode, w1, sizeof(w1));
 	hex(info.where, w2, sizeof(w2));
@@ -585,16 +556,13 @@ static void report_json_empty_run_and_overwrite(void **state)
 	struct mg_task one[] = {exited_task(0, 0)};
 	struct fake_tree t;
 	char path[PATH_MAX + 16], *out;
-	int status;
 
-	if (!have_python())
-		fail_msg("python3 is needed to check the JSON (scripts/deps.sh test installs it)");
+	ft_require_python();
 	ft_new(&t);
 	snprintf(path, sizeof(path), "%s/report.json", t.path);
 
 	assert_int_equal(mg_report_json(path, &info, NULL, 0), 0);
-	out = check_json(path, &status);
-	assert_int_equal(status, 0);
+	out = check_json(path);
 	ft_assert_contains(out, " 8 0 0\n"); /* parallel 8, exit_status 0, no tasks */
 	free(out);
 
@@ -606,10 +574,7 @@ static void report_json_empty_run_and_overwrite(void **state)
 	ft_write(t.fd, "report.json", junk);
 	free(junk);
 	assert_int_equal(mg_report_json(path, &info, one, 1), 0);
-	out = check_json(path, &status);
-	if (status != 0)
-		print_error("checker failed:\n%s\n", out);
-	assert_int_equal(status, 0);
+	out = check_json(path);
 	ft_assert_contains(out, "task 0 null 0 0 null");
 	free(out);
 	assert_int_equal(count_other_entries(t.path, only_report), 0);
@@ -627,14 +592,13 @@ static void report_json_non_utf8_param(void **state)
 	int status;
 	bool ok;
 
-	if (!have_python())
-		fail_msg("python3 is needed to check the JSON (scripts/deps.sh test installs it)");
+	ft_require_python();
 	tasks[0].param = "caf\xe9 --input r\xe9sum\xe9.dat"; /* Latin-1 */
 	tasks[1].param = "cut \xe6\x97";                     /* truncated UTF-8 */
 	ft_new(&t);
 	snprintf(path, sizeof(path), "%s/report.json", t.path);
 	assert_int_equal(mg_report_json(path, &info, tasks, 2), 0);
-	out = check_json(path, &status);
+	out = ft_run_python(checker_py, path, &status);
 	ft_free(&t);
 	if (status != 0)
 		print_error("report with a Latin-1 param is not valid UTF-8 JSON:\n%s\n", out);

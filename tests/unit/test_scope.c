@@ -184,37 +184,6 @@ static void expand_respects_max(void **state)
 
 /* --- mg_scope_read --- */
 
-/* A tree on a filesystem with user xattrs: $TMPDIR or /tmp first, else
- * /dev/shm or /var/tmp. Fails (never skips) when none has them. */
-static void new_xattr_tree(struct fake_tree *t)
-{
-	static const char *const dirs[] = {NULL, "/dev/shm", "/var/tmp"};
-	const char *saved = getenv("TMPDIR");
-	char *keep = saved ? strdup(saved) : NULL;
-	int err = 0;
-
-	for (size_t i = 0; i < MG_ARRAY_SIZE(dirs); i++) {
-		if (dirs[i])
-			setenv("TMPDIR", dirs[i], 1);
-		ft_new(t);
-		if (fsetxattr(t->fd, "user.memguard.probe", "1", 1, 0) == 0) {
-			(void)fremovexattr(t->fd, "user.memguard.probe");
-			break;
-		}
-		err = errno;
-		print_error("no user xattrs under %s: %s\n", t->path, strerror(err));
-		ft_free(t);
-	}
-	if (keep)
-		setenv("TMPDIR", keep, 1);
-	else
-		unsetenv("TMPDIR");
-	free(keep);
-	if (t->fd < 0)
-		fail_msg("no filesystem here stores user xattrs (%s): mg_scope_read cannot be tested",
-		         strerror(err));
-}
-
 static int xattr_setup(void **state)
 {
 	struct fake_tree *t = calloc(1, sizeof(*t));
@@ -223,7 +192,7 @@ static int xattr_setup(void **state)
 		return -1;
 	t->fd = -1;
 	*state = t;
-	new_xattr_tree(t);
+	ft_new_xattr(t, "mg_scope_read");
 	return 0;
 }
 

@@ -5,8 +5,10 @@
 . "$(dirname "$0")/../lib.sh"
 [ -d /run/systemd/system ] || fail "not running under systemd: use tests/vm/run-suite.sh --systemd"
 
-unit=/etc/systemd/system/memguardd.service
-sed "s|^ExecStart=.*|ExecStart=$memguardd|" "$top/packaging/systemd/memguardd.service" >"$unit"
+# Installed as a package would (the guest's root is a throwaway overlay): the
+# unit's PrivateTmp= and ProtectHome= would hide a binary under /tmp or /home.
+install -m 0755 "$memguardd" /usr/sbin/memguardd
+cp "$top/packaging/systemd/memguardd.service" /etc/systemd/system/memguardd.service
 systemctl daemon-reload
 systemctl start memguardd.service || { systemctl status memguardd.service; journalctl -u memguardd -b --no-pager; fail "start"; }
 assert_eq "$(systemctl is-active memguardd.service)" active "active after start"
