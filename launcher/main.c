@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "budget.h"
@@ -263,6 +264,14 @@ int main(int argc, char **argv)
 		tasks[i].param = opt.tasks_file ? list.lines[i] : NULL;
 		tasks[i].share = budget.share;
 	}
+	/* One cgroup fd per running task: 1024 tasks need more than the usual
+	 * soft limit of 1024 fds. Tasks get the original limit back. */
+	struct rlimit nofile, raised;
+	bool nofile_raised = false;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		raised = (struct rlimit){.rlim_cur = nofile.rlim_max, .rlim_max = nofile.rlim_max};
+		nofile_raised = setrlimit(RLIMIT_NOFILE, &raised) == 0;
+	}
 	unsigned high_pct = opt.memory_high >= 0 ? (unsigned)opt.memory_high : cfg.high_percent;
 	/* Elastic: a task may use more than its share while the node has room,
 	 * up to the whole budget; memguardd takes memory back under pressure. */
@@ -291,6 +300,7 @@ int main(int argc, char **argv)
 	        .procfd = procfd,
 	        .grace_usec = opt.grace_usec != MG_GRACE_UNSET ? opt.grace_usec : cfg.kill_grace_usec,
 	        .watchdog_interval_usec = WATCHDOG_INTERVAL_USEC,
+	        .nofile = nofile_raised ? &nofile : NULL,
 	};
 	r = mg_supervise(&sc, &signal_name);
 

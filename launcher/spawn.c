@@ -48,6 +48,9 @@ static void exec_task(const struct mg_spawn_request *req, int pipefd, int move_s
 	sigprocmask(SIG_SETMASK, req->child_sigmask, NULL);
 	/* Its own process group: forwarded signals reach the task's children too. */
 	setpgid(0, 0);
+	/* memguard raised its own fd limit; the command gets the one it had. */
+	if (req->nofile)
+		(void)setrlimit(RLIMIT_NOFILE, req->nofile);
 	if (req->rlimit_as) {
 		struct rlimit rl = {.rlim_cur = req->rlimit_as, .rlim_max = req->rlimit_as};
 		if (setrlimit(RLIMIT_AS, &rl) < 0)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,6 +16,7 @@ struct mg_spawn_request {
 	const struct mg_env_setting *env;
 	size_t nenv;
 	const sigset_t *child_sigmask; /* the mask the command should start with */
+	const struct rlimit *nofile;   /* RLIMIT_NOFILE to restore in the child, or NULL */
 };
 
 /* Starts the task. Returns 0 with ret_pid set, and ret_exec_errno set when

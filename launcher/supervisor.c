@@ -133,9 +133,16 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	        .env = env,
 	        .nenv = nenv,
 	        .child_sigmask = &s->child_mask,
+	        .nofile = cfg->nofile,
 	};
 	r = mg_spawn(&req, &t->pid, &t->exec_errno);
 	free_argv(argv);
+	/* No fd per running task: 1024 tasks would not fit the usual fd limit. */
+	if (t->cgfd >= 0) {
+		close(t->cgfd);
+		t->cgfd = -1;
+		t->in_cgroup = true;
+	}
 	if (r < 0) {
 		t->spawn_errno = -r;
 		return mg_log_errno(LOG_ERR, r, "start task %u: %m", t->index);
@@ -166,16 +173,27 @@ static void start_more(struct supervisor *s)
 		sd_event_exit(s->event, 0);
 }
 
+/* Opens the task's own cgroup, or returns -errno. */
+static int open_task_cgroup(const struct supervisor *s, const struct mg_task *t)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "task-%u", t->index);
+	return mg_cg_open(s->cfg->placement->runfd, name);
+}
+
 /* Kills everything the task still has: its cgroup, or its process group. */
-static void kill_task(struct mg_task *t)
+static void kill_task(const struct supervisor *s, struct mg_task *t)
 {
 	int r = 0;
 
-	if (t->cgfd >= 0)
-		r = mg_cg_kill(t->cgfd);
-	else if (t->state == MG_TASK_RUNNING && kill(-t->pid, SIGKILL) < 0 && errno != ESRCH)
+	if (t->in_cgroup) {
+		_cleanup_close_ int fd = open_task_cgroup(s, t);
+		r = fd < 0 ? fd : mg_cg_kill(fd);
+	} else if (t->state == MG_TASK_RUNNING && kill(-t->pid, SIGKILL) < 0 && errno != ESRCH) {
 		r = -errno;
-	if (r < 0)
+	}
+	if (r < 0 && r != -ENOENT)
 		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index);
 }
 
@@ -183,26 +201,26 @@ static void finish(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
 
-	if (t->cgfd >= 0) {
+	if (t->in_cgroup) {
+		_cleanup_close_ int cgfd = open_task_cgroup(s, t);
 		uint64_t peak;
 		char name[32];
 		int r;
 
 		/* Read the verdict before the cgroup and its counters are gone. */
-		if ((r = mg_cg_read_memory_events(t->cgfd, &t->events)) < 0)
+		if ((r = cgfd < 0 ? cgfd : mg_cg_read_memory_events(cgfd, &t->events)) < 0)
 			mg_log_errno(LOG_WARNING, r, "read memory.events of task %u: %m", t->index);
-		if (mg_cg_read_u64(t->cgfd, "memory.peak", &peak) == 0) {
+		if (cgfd >= 0 && mg_cg_read_u64(cgfd, "memory.peak", &peak) == 0) {
 			t->peak = peak;
 			t->peak_known = true;
 		}
-		ssize_t len =
-		        fgetxattr(t->cgfd, MG_XATTR_KILLED, t->daemon_reason, sizeof(t->daemon_reason) - 1);
+		ssize_t len = cgfd < 0 ? -1
+		                       : fgetxattr(cgfd, MG_XATTR_KILLED, t->daemon_reason,
+		                                   sizeof(t->daemon_reason) - 1);
 		if (len > 0) {
 			t->daemon_reason[len] = '\0';
 			t->killed_by = MG_KILL_DAEMON;
 		}
-		close(t->cgfd);
-		t->cgfd = -1;
 		snprintf(name, sizeof(name), "task-%u", t->index);
 		if ((r = mg_cg_remove(cfg->placement->runfd, name)) < 0)
 			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/task-%u: %m", cfg->placement->run,
@@ -239,7 +257,8 @@ static int on_drain_timer(sd_event_source *src, uint64_t usec, void *userdata)
 		struct mg_task *t = &cfg->tasks[i];
 		if (t->state != MG_TASK_DRAINING)
 			continue;
-		if (mg_cg_populated(t->cgfd) == 0 || now >= t->drain_deadline_usec)
+		_cleanup_close_ int cgfd = open_task_cgroup(s, t);
+		if (cgfd < 0 || mg_cg_populated(cgfd) == 0 || now >= t->drain_deadline_usec)
 			finish(s, t);
 		else
 			waiting = true;
@@ -256,8 +275,8 @@ static void task_exited(struct supervisor *s, struct mg_task *t, int status)
 	t->end_usec = mg_now_usec();
 	/* The task is over when its main process is: leftovers would escape
 	 * accounting once the cgroup is gone, so they die too. */
-	kill_task(t);
-	if (t->cgfd < 0) {
+	kill_task(s, t);
+	if (!t->in_cgroup) {
 		finish(s, t);
 		return;
 	}
@@ -293,7 +312,7 @@ static int on_grace_timer(sd_event_source *src, uint64_t usec, void *userdata)
 		struct mg_task *t = &s->cfg->tasks[i];
 		if (t->state == MG_TASK_RUNNING) {
 			t->killed_by = MG_KILL_GRACE;
-			kill_task(t);
+			kill_task(s, t);
 		}
 	}
 	return 0;

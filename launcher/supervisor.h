@@ -25,6 +25,7 @@ struct mg_supervisor_config {
 	int procfd;                     /* for the RSS watchdog */
 	uint64_t grace_usec;
 	uint64_t watchdog_interval_usec;
+	const struct rlimit *nofile; /* the fd limit tasks start with, or NULL */
 };
 
 /* Runs everything. Returns 0, or -errno when the event loop itself failed.

@@ -23,7 +23,8 @@ struct mg_task {
 	const char *param; /* the task-file line, or NULL */
 	enum mg_task_state state;
 	pid_t pid;
-	int cgfd;        /* -1 without cgroups */
+	int cgfd;        /* open only while the task starts; -1 otherwise */
+	bool in_cgroup;  /* it has a cgroup of its own, task-<index> in the run's */
 	int wait_status; /* as from waitpid(), valid when exited */
 	bool exited;
 	int exec_errno;  /* nonzero when the command could not run */

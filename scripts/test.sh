@@ -44,5 +44,8 @@ tests/vm/run-suite.sh
 step "the systemd unit in a VM with systemd as PID 1"
 tests/vm/run-suite.sh --systemd tests/integration/systemd/*.sh
 
+step "benchmark smoke run (the full one is bench/run.sh, outside CI)"
+bench/run.sh --smoke
+
 echo
 echo "all test steps passed"
