@@ -1,0 +1,115 @@
+/* heartbeat: the benchmark's stand-in for sshd and pbs_mom.
+ *   heartbeat OUT.json [PERIOD_MS]
+ * Wakes every PERIOD_MS (default 100) on an absolute schedule, reads
+ * /proc/loadavg as a node daemon would, and records how late each wake-up was.
+ * A wake-up that is late by more than a period skips the beats it missed, so
+ * one long stall counts once. Writes a JSON summary to OUT.json every second
+ * (so a kill leaves the last one behind) and when SIGTERM or SIGINT arrives:
+ *   {"period_ms":100,"wakes":N,"max_late_ms":X,"late_over_100ms":A,
+ *    "late_over_1s":B,"late_over_10s":C,"missed":M,"final":true} */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static long long ns(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+static struct timespec ts(long long n)
+{
+	return (struct timespec){.tv_sec = n / 1000000000LL, .tv_nsec = n % 1000000000LL};
+}
+
+struct stats {
+	long period_ms, wakes, over_100ms, over_1s, over_10s, missed;
+	long long max_late_ns;
+};
+
+static void dump(const char *path, const struct stats *s, int final)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f,
+	        "{\"period_ms\":%ld,\"wakes\":%ld,\"max_late_ms\":%.1f,\"late_over_100ms\":%ld,"
+	        "\"late_over_1s\":%ld,\"late_over_10s\":%ld,\"missed\":%ld,\"final\":%s}\n",
+	        s->period_ms, s->wakes, (double)s->max_late_ns / 1e6, s->over_100ms, s->over_1s, s->over_10s,
+	        s->missed, final ? "true" : "false");
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
+static void touch_proc(void)
+{
+	char buf[128];
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, buf, sizeof(buf)) < 0)
+			buf[0] = 0;
+		close(fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct stats s = {.period_ms = argc > 2 ? atol(argv[2]) : 100};
+	struct sigaction sa = {.sa_handler = on_signal};
+	struct timespec now, next;
+	long long period, last_dump;
+
+	if (argc < 2 || s.period_ms <= 0) {
+		fprintf(stderr, "usage: heartbeat OUT.json [PERIOD_MS]\n");
+		return 64;
+	}
+	period = s.period_ms * 1000000LL;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	last_dump = ns(&now);
+	next = ts(ns(&now) + period);
+	dump(argv[1], &s, 0);
+	while (!stop) {
+		int r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (r == EINTR)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long long late = ns(&now) - ns(&next);
+		s.wakes++;
+		if (late > s.max_late_ns)
+			s.max_late_ns = late;
+		s.over_100ms += late > 100000000LL;
+		s.over_1s += late > 1000000000LL;
+		s.over_10s += late > 10000000000LL;
+		touch_proc();
+		long long n = ns(&next) + period;
+		if (n <= ns(&now)) {
+			s.missed += (ns(&now) - n) / period + 1;
+			n = ns(&now) + period;
+		}
+		next = ts(n);
+		if (ns(&now) - last_dump >= 1000000000LL) {
+			dump(argv[1], &s, 0);
+			last_dump = ns(&now);
+		}
+	}
+	dump(argv[1], &s, 1);
+	return 0;
+}

@@ -1,0 +1,89 @@
+#!/bin/bash
+# shellcheck source-path=SCRIPTDIR
+# Runs inside the guest (bench/run.sh boots it with tests/vm/vm.sh): what the node daemons cost on an
+# idle node. memguardd, earlyoom and nohang run side by side, each started as in the benchmark's cells
+# (bench/daemons.sh); after 30 s of warm-up, each one's CPU time (utime + stime from
+# /proc/PID/stat), context switches (voluntary_ctxt_switches, nonvoluntary_ctxt_switches from
+# /proc/PID/status) and resident memory (VmRSS, sampled every 10 s) are counted over the same MINUTES.
+#   idle.sh [-b BUILD_DIR] RUN_DIR MINUTES
+# One JSON line per daemon to RUN_DIR/results.jsonl.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+. "$here/daemons.sh"
+build=$top/build-bench/build
+while getopts b: opt; do
+	case $opt in
+	b) build=$OPTARG ;;
+	*) echo "usage: idle.sh [-b BUILD_DIR] RUN_DIR MINUTES" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+(($# == 2)) || { echo "usage: idle.sh [-b BUILD_DIR] RUN_DIR MINUTES" >&2; exit 2; }
+run_dir=$1 minutes=$2
+results=$run_dir/results.jsonl
+echo -1000 >/proc/self/oom_score_adj
+mkdir -p /tmp/bench
+write_memguard_conf /tmp/bench/memguard.conf /tmp/bench/kills.jsonl
+tck=$(getconf CLK_TCK)
+
+declare -A pid
+names=(memguardd earlyoom nohang)
+for name in "${names[@]}"; do
+	variant=$name
+	[[ $name == memguardd ]] && variant=elastic
+	daemon_command "$variant" "$build/bin/memguardd" /tmp/bench/memguard.conf
+	log=/tmp/bench/$name.log
+	(echo 0 >/proc/self/oom_score_adj && exec "${DAEMON_CMD[@]}") >"$log" 2>&1 &
+	pid[$name]=$!
+	for ((i = 0; i < 240; i++)); do
+		daemon_ready "$variant" "$log" "${pid[$name]}" && break
+		sleep 0.25
+	done
+done
+
+# ticks PID: utime + stime; ctx PID FIELD; rss PID (KiB)
+ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+ctx() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
+
+sleep 30
+declare -A t0 v0 n0 rss_sum rss_max
+for name in "${names[@]}"; do
+	p=${pid[$name]}
+	t0[$name]=$(ticks "$p")
+	v0[$name]=$(ctx "$p" voluntary_ctxt_switches)
+	n0[$name]=$(ctx "$p" nonvoluntary_ctxt_switches)
+	rss_sum[$name]=0
+	rss_max[$name]=0
+done
+start=$EPOCHREALTIME
+samples=0
+for ((s = 0; s < minutes * 6; s++)); do
+	sleep 10
+	samples=$((samples + 1))
+	for name in "${names[@]}"; do
+		r=$(rss "${pid[$name]}" 2>/dev/null || echo 0)
+		rss_sum[$name]=$((rss_sum[$name] + r))
+		((r > rss_max[$name])) && rss_max[$name]=$r
+	done
+done
+wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+for name in "${names[@]}"; do
+	p=${pid[$name]}
+	if ! kill -0 "$p" 2>/dev/null; then
+		printf '{"kind":"idle","daemon":"%s","died":true}\n' "$name" >>"$results"
+		continue
+	fi
+	t=$(ticks "$p")
+	printf '{"kind":"idle","daemon":"%s","minutes":%d,"wall_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"nonvoluntary_ctxt_switches":%d,"rss_avg_kib":%d,"rss_max_kib":%d,"hwm_kib":%d,"kernel":"%s"}\n' \
+		"$name" "$minutes" "$wall" "$(awk -v a="${t0[$name]}" -v b="$t" -v h="$tck" 'BEGIN { printf "%.2f", (b - a) / h }')" \
+		"$(($(ctx "$p" voluntary_ctxt_switches) - v0[$name]))" "$(($(ctx "$p" nonvoluntary_ctxt_switches) - n0[$name]))" \
+		"$((rss_sum[$name] / (samples ? samples : 1)))" "${rss_max[$name]}" \
+		"$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$p/status")" "$(uname -r)" | tee -a "$results"
+done
+for name in "${names[@]}"; do
+	kill -TERM "${pid[$name]}" 2>/dev/null || true
+done
+wait || true

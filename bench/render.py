@@ -1,0 +1,761 @@
+#!/usr/bin/env python3
+"""Renders the benchmark's results (JSON lines from bench/run.sh) as Markdown and an SVG plot.
+
+    render.py --results FILE.jsonl --md OUT.md --svg OUT.svg [--svg-link HREF] [--calibration FILE.jsonl]
+
+Standard library only. Every figure is derived here from the raw records, so the definitions below are
+the ones the report states.
+"""
+import argparse
+import html
+import json
+import math
+import os
+import statistics
+import sys
+
+SCENARIO_ORDER = ["runaway", "lazygc", "creep", "uneven", "fork", "sigterm", "many"]
+VARIANT_ORDER = ["kernel", "earlyoom", "nohang", "careful", "strict", "elastic"]
+VARIANT_LABEL = {
+    "kernel": "kernel alone",
+    "earlyoom": "earlyoom",
+    "nohang": "nohang",
+    "careful": "careful script",
+    "strict": "memguard --strict",
+    "elastic": "memguardd + --elastic",
+}
+VARIANT_COLOR = {
+    "kernel": "#9e9e9e",
+    "earlyoom": "#e69f00",
+    "nohang": "#cc79a7",
+    "careful": "#56b4e9",
+    "strict": "#009e73",
+    "elastic": "#0072b2",
+}
+MEMGUARD = ("strict", "elastic")
+COST_METHODS = ["fork+exec parallel", "fork+exec sequential", "memguard", "systemd-run --scope"]
+
+
+def load(path):
+    recs = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                recs.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                print(f"render: {path}:{n}: not JSON ({e}); skipped", file=sys.stderr)
+    return recs
+
+
+# --- figures of one cell ---------------------------------------------------------------------------
+
+
+def cell_figures(r):
+    """The figures of one run of one cell (scenario x variant x repetition)."""
+    n = r["n"]
+    off = r.get("offender", -1)
+    f = {
+        "hung": bool(r.get("hung")),
+        "timeout": bool(r.get("deadline_hit")),
+        "late_ms": (r.get("heartbeat") or {}).get("max_late_ms"),
+        "heartbeat_killed": bool(r.get("heartbeat_killed")),
+        "finished": None,
+        "innocent_killed": None,
+        "failed": None,
+        "freed_s": None,
+        "kernel_kills": r.get("kernel_oom_kills"),
+        "daemon_kills": r.get("daemon_kill_lines"),
+        "avail_min_mib": None,
+        "launcher_status": r.get("launcher_status"),
+        "daemon_restarts": r.get("daemon_restarts", 0),
+    }
+    samp = r.get("sampler") or {}
+    if samp.get("mem_available_min_kib", -1) >= 0:
+        f["avail_min_mib"] = samp["mem_available_min_kib"] / 1024
+    if f["hung"]:
+        return f
+    statuses = r.get("statuses") or [None] * n
+    tasks = samp.get("tasks") or [[0, 0, 0, 0, 0]] * n
+    cutoff = r["launch_ms"] + r["deadline_s"] * 1000
+
+    def harness_killed(i):
+        # Still running when the deadline stopped the cell: timed out, not killed by a guard.
+        gone = tasks[i][2] if i < len(tasks) else 0
+        return f["timeout"] and (gone == 0 or gone >= cutoff)
+
+    f["finished"] = sum(1 for s in statuses if s == 0)
+    killed = [i for i, s in enumerate(statuses) if s is not None and s > 128 and not harness_killed(i)]
+    f["innocent_killed"] = sum(1 for i in killed if i != off)
+    f["failed"] = sum(1 for s in statuses if s is not None and 0 < s <= 128)
+    # The offender: the scenario's, else the first task a guard killed.
+    if off < 0 and killed:
+        off = min(killed, key=lambda i: tasks[i][2] or float("inf"))
+        if statuses[off] is None or statuses[off] <= 128:
+            off = -1
+    if 0 <= off < len(tasks):
+        _first, onset, gone = tasks[off][0], tasks[off][1], tasks[off][2]
+        if onset and gone and gone >= onset and not harness_killed(off):
+            f["freed_s"] = (gone - onset) / 1000
+    f["offender_used"] = off
+    return f
+
+
+def median_spread(values):
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    return statistics.median(vals), min(vals), max(vals), len(vals)
+
+
+def fmt(ms, unit="", digits=1, scale=1.0):
+    if ms is None:
+        return "—"
+    med, lo, hi, _ = ms
+
+    def one(v):
+        v = v * scale
+        if digits == 0:
+            return f"{v:.0f}"
+        return f"{v:.{digits}f}"
+
+    s = one(med)
+    if one(lo) != one(hi):
+        s += f" ({one(lo)}–{one(hi)})"
+    return s + unit
+
+
+def fmt_count(ms, of=None):
+    if ms is None:
+        return "—"
+    med, lo, hi, _ = ms
+    m = f"{med:g}"
+    s = m + (f"/{of}" if of is not None else "")
+    if lo != hi:
+        s += f" ({lo:g}–{hi:g})"
+    return s
+
+
+# --- SVG -------------------------------------------------------------------------------------------
+
+
+def svg_plot(agg, scenarios, variants, path):
+    """Three panels, one group of bars per scenario, one bar per variant (median; whiskers min-max)."""
+    width, left, right = 1000, 70, 20
+    panel_h, top_pad, gap = 170, 40, 60
+    panels = [
+        ("tasks that finished their work (% of the scenario's tasks)", "finished_pct", "lin", 100.0),
+        ("worst heartbeat lateness (ms, log scale)", "late_ms", "log", None),
+        ("onset to the offender's memory freed (s, log scale; none: nothing was killed)", "freed_s", "log", None),
+    ]
+    legend_h = 30
+    height = top_pad + len(panels) * (panel_h + gap) + legend_h
+    out = []
+    out.append(
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">'
+    )
+    out.append(f'<rect width="{width}" height="{height}" fill="white"/>')
+    out.append(
+        f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">'
+        "memguard benchmark: each scenario under each variant (median of the repetitions, whiskers min–max)</text>"
+    )
+    group_w = (width - left - right) / max(1, len(scenarios))
+    bar_w = group_w * 0.8 / max(1, len(variants))
+    for p, (title, key, scale, fixed_max) in enumerate(panels):
+        y0 = top_pad + p * (panel_h + gap) + 20
+        y1 = y0 + panel_h
+        vals = [
+            v
+            for s in scenarios
+            for var in variants
+            for v in (agg.get((s, var), {}).get(key) or (None, None, None, None))[:3]
+            if v is not None
+        ]
+        out.append(f'<text x="{left}" y="{y0 - 8}" font-size="12" font-weight="bold">{html.escape(title)}</text>')
+        if scale == "lin":
+            vmax = fixed_max or (max(vals) if vals else 1)
+            ticks = [0, vmax / 4, vmax / 2, 3 * vmax / 4, vmax]
+
+            def ypos(v, vmax=vmax):
+                return y1 - (v / vmax) * panel_h
+
+        else:
+            pos = [v for v in vals if v > 0]
+            lo = 10 ** math.floor(math.log10(min(pos))) if pos else 0.1
+            hi = 10 ** math.ceil(math.log10(max(pos))) if pos else 10
+            if hi <= lo:
+                hi = lo * 10
+            ticks = []
+            t = lo
+            while t <= hi * 1.0001:
+                ticks.append(t)
+                t *= 10
+
+            def ypos(v, lo=lo, hi=hi):
+                v = max(v, lo)
+                return y1 - (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * panel_h
+
+        for t in ticks:
+            y = ypos(t)
+            out.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
+            label = f"{t:g}"
+            out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{label}</text>')
+        out.append(f'<line x1="{left}" x2="{left}" y1="{y0}" y2="{y1}" stroke="#333"/>')
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y1}" y2="{y1}" stroke="#333"/>')
+        for si, s in enumerate(scenarios):
+            gx = left + si * group_w + group_w * 0.1
+            out.append(
+                f'<text x="{left + (si + 0.5) * group_w:.1f}" y="{y1 + 14}" text-anchor="middle">{s}</text>'
+            )
+            for vi, var in enumerate(variants):
+                a = agg.get((s, var))
+                x = gx + vi * bar_w
+                if not a:
+                    continue
+                m = a.get(key)
+                if m is None:
+                    out.append(
+                        f'<text x="{x + bar_w / 2:.1f}" y="{y1 - 3}" text-anchor="middle" '
+                        f'fill="{VARIANT_COLOR[var]}" font-size="9">–</text>'
+                    )
+                    continue
+                med, lo, hi, _ = m
+                yb = ypos(med) if (scale == "lin" or med > 0) else y1
+                out.append(
+                    f'<rect x="{x + 1:.1f}" y="{yb:.1f}" width="{bar_w - 2:.1f}" height="{max(0.5, y1 - yb):.1f}" '
+                    f'fill="{VARIANT_COLOR[var]}"><title>{html.escape(s)} / {html.escape(VARIANT_LABEL[var])}: '
+                    f"{med:g} ({lo:g}–{hi:g})</title></rect>"
+                )
+                if lo != hi:
+                    cx = x + bar_w / 2
+                    ylo = ypos(lo) if (scale == "lin" or lo > 0) else y1
+                    yhi = ypos(hi) if (scale == "lin" or hi > 0) else y1
+                    out.append(
+                        f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{ylo:.1f}" y2="{yhi:.1f}" stroke="#222"/>'
+                    )
+                if a.get("hangs"):
+                    out.append(
+                        f'<text x="{x + bar_w / 2:.1f}" y="{y0 + 10}" text-anchor="middle" fill="red" '
+                        f'font-size="10">H</text>'
+                    )
+    ly = height - legend_h + 10
+    lx = left
+    for var in variants:
+        out.append(f'<rect x="{lx}" y="{ly}" width="12" height="12" fill="{VARIANT_COLOR[var]}"/>')
+        out.append(f'<text x="{lx + 16}" y="{ly + 10}">{html.escape(VARIANT_LABEL[var])}</text>')
+        lx += 30 + 7 * len(VARIANT_LABEL[var])
+    out.append(f'<text x="{lx}" y="{ly + 10}" fill="red">H: a repetition hung or hit its deadline</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+# --- Markdown --------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--md", required=True)
+    ap.add_argument("--svg", required=True)
+    ap.add_argument("--svg-link", default=None)
+    ap.add_argument("--calibration", default=None)
+    args = ap.parse_args()
+
+    recs = load(args.results)
+    meta = next((r for r in recs if r.get("kind") == "meta"), {})
+    end = next((r for r in recs if r.get("kind") == "end"), {})
+    cells = [r for r in recs if r.get("kind") == "cell"]
+    costs = [r for r in recs if r.get("kind") == "cost"]
+    idle = [r for r in recs if r.get("kind") == "idle"]
+    calib = load(args.calibration) if args.calibration and os.path.exists(args.calibration) else []
+
+    scenarios = [s for s in SCENARIO_ORDER if any(c["scenario"] == s for c in cells)]
+    variants = [v for v in VARIANT_ORDER if any(c["variant"] == v for c in cells)]
+    by = {}
+    for c in cells:
+        by.setdefault((c["scenario"], c["variant"]), []).append(c)
+    sample = {}
+    for c in cells:
+        if not c.get("hung"):
+            sample.setdefault(c["scenario"], c)
+    kernel = next((c.get("kernel") for c in cells if c.get("kernel")), "?")
+    mem_total = next((c.get("mem_total_kib") for c in cells if c.get("mem_total_kib")), None)
+
+    agg = {}
+    for key, runs in by.items():
+        figs = [cell_figures(r) for r in runs]
+        n = runs[0]["n"]
+        a = {
+            "runs": len(runs),
+            "n": n,
+            "hangs": sum(f["hung"] for f in figs),
+            "timeouts": sum(f["timeout"] for f in figs),
+            "finished": median_spread([f["finished"] for f in figs]),
+            "finished_pct": median_spread([None if f["finished"] is None else 100.0 * f["finished"] / n for f in figs]),
+            "innocent": median_spread([f["innocent_killed"] for f in figs]),
+            "failed": median_spread([f["failed"] for f in figs]),
+            "freed_s": median_spread([f["freed_s"] for f in figs]),
+            "freed_count": sum(1 for f in figs if f["freed_s"] is not None),
+            "late_ms": median_spread([f["late_ms"] for f in figs]),
+            "kernel_kills": median_spread([f["kernel_kills"] for f in figs]),
+            "daemon_kills": median_spread([f["daemon_kills"] for f in figs]),
+            "avail_min": median_spread([f["avail_min_mib"] for f in figs]),
+            "hb_killed": sum(f["heartbeat_killed"] for f in figs),
+            "launcher_fail": sum(1 for f in figs if f["launcher_status"] == 125),
+            "restarts": sum(f["daemon_restarts"] or 0 for f in figs),
+        }
+        agg[key] = a
+
+    L = []
+    w = L.append
+    smoke = meta.get("smoke")
+    w("# Benchmarks" + (" (smoke run)" if smoke else ""))
+    w("")
+    w(
+        "<!-- Generated by bench/render.py from bench/results/results.jsonl; rerun `bench/run.sh` to measure "
+        "again. Do not edit by hand. -->"
+    )
+    w("")
+    w(
+        "memguard against what a node has without it, measured in one run on the same scenarios: the kernel "
+        "alone, earlyoom and nohang with their Debian defaults, a careful user's own cgroup script, the "
+        "memguard launcher with strict shares, and the launcher with memguardd and elastic shares. Every "
+        "cell (scenario × variant) runs in a throwaway 1 GiB swapless qemu guest with cgroup v2 "
+        "(tests/vm/vm.sh) and is repeated; the table gives the median and, in parentheses, the range "
+        "(min–max) over the repetitions. Nothing here is asserted: these are measurements, including where "
+        "memguard loses."
+    )
+    w("")
+    w("```sh")
+    w("bench/run.sh            # everything: about 90 minutes on 2 cores under TCG; writes this page")
+    w("bench/run.sh --smoke    # runaway under the kernel alone and memguard --strict, once: about 2 minutes")
+    w("bench/run.sh --help     # repetitions, subsets of scenarios and variants, skipping the costs")
+    w("```")
+    w("")
+
+    # -- machine
+    w("## Machine and kernel")
+    w("")
+    w("| | |")
+    w("|---|---|")
+    rows = [
+        ("run", f"{meta.get('run', '?')} ({meta.get('date', '?')}), {meta.get('reps', '?')} repetitions per cell"),
+        (
+            "time",
+            f"{end.get('seconds', 0) / 60:.0f} minutes for the whole run" if end else "?",
+        ),
+        ("host", f"{meta.get('host_cpu', '?')}, {meta.get('host_cores', '?')} cores, Linux {meta.get('host_kernel', '?')}"),
+        ("emulator", f"{meta.get('qemu', '?')}, accel {meta.get('accel', '?')} (no KVM: every guest instruction is emulated)"),
+        (
+            "guest",
+            f"Debian 12, Linux {kernel}, 2 vCPUs, {meta.get('guest_mem_mib', 1024)} MiB"
+            + (f" (MemTotal {mem_total / 1024:.1f} MiB)" if mem_total else "")
+            + ", no swap, cgroup v2 (nsdelegate, memory_recursiveprot), PSI",
+        ),
+        (
+            "software",
+            f"memguard {meta.get('git', '?')}"
+            + (f" with {meta['dirty_files']} uncommitted files" if meta.get("dirty_files") else "")
+            + f", earlyoom {meta.get('earlyoom', '?')}, nohang {meta.get('nohang', '?')}, pypy3 {meta.get('pypy3', '?')}",
+        ),
+    ]
+    for k, v in rows:
+        w(f"| {k} | {v} |")
+    w("")
+
+    # -- variants and scenarios
+    w("## Variants")
+    w("")
+    w("| variant | how the tasks start | what guards the node |")
+    w("|---|---|---|")
+    vdesc = {
+        "kernel": ("`bench/plain.sh`: `CMD &` per task, then `wait`", "the kernel's OOM killer"),
+        "earlyoom": (
+            "as kernel",
+            "`earlyoom -r 3600` (`EARLYOOM_ARGS` from `/etc/default/earlyoom`, as `earlyoom.service` runs it): "
+            "SIGTERM below 10% MemAvailable, SIGKILL below 5%",
+        ),
+        "nohang": (
+            "as kernel",
+            "`nohang --monitor --config /etc/nohang/nohang.conf` (`nohang.service`): SIGTERM below 5% "
+            "MemAvailable, SIGKILL below 2%; PSI checks off by default",
+        ),
+        "careful": (
+            "`bench/careful.sh`: `mkdir` a cgroup per task, `echo` memory.max = (MemTotal − 5%)/N and "
+            "memory.swap.max = 0, start each task in it",
+            "the kernel's OOM killer, per cgroup",
+        ),
+        "strict": (
+            "`memguard --strict -n N --tasks FILE -- CMD {}`",
+            "memory.max = the share (memory.oom.group, heap flags such as PYPY_GC_MAX)",
+        ),
+        "elastic": (
+            "`memguard --elastic -n N --tasks FILE -- CMD {}`",
+            "memguardd (started first, as its unit would, kill_log under /tmp) kills the task furthest over "
+            "its share under pressure; memory.max = the whole budget",
+        ),
+    }
+    for v in variants:
+        a, b = vdesc[v]
+        w(f"| **{VARIANT_LABEL[v]}** | {a} | {b} |")
+    w("")
+    w(
+        "Daemons start once per guest, before the first cell, with oom_score_adj 0 and without the "
+        "units' cgroup limits; none gets a real-time priority (memguardd's own unit would add FIFO priority "
+        "1 and Nice −10). A daemon that dies is restarted before the next cell (`Restart=always`). The "
+        "launcher and memguardd read one configuration file in which everything is the default except "
+        "`kill_log` and `min_share = 256K`: the 32 MiB default refuses 256 tasks in a 1 GiB guest "
+        "(`memguard -n 256` exits 125, \"a share of 3.6MiB per task (256 tasks) is below the minimum 32MiB\")."
+    )
+    w("")
+    w("## Scenarios")
+    w("")
+    w(
+        "The same commands under every variant. The share is (MemTotal − 5%)/N as the careful script computes "
+        "it (memguard also keeps back Shmem: 227.3 MiB for N = 4)."
+    )
+    w("")
+    w("| scenario | tasks | offender | what the tasks do | deadline |")
+    w("|---|---|---|---|---|")
+    for s in scenarios:
+        c = sample.get(s) or next(c for c in cells if c["scenario"] == s)
+        off = c.get("offender", -1)
+        w(
+            f"| **{s}** | {c['n']} | {'task ' + str(off) if off >= 0 else 'none'} | {c.get('desc', '')} | "
+            f"{c.get('deadline_s', '?')} s |"
+        )
+    w("")
+    w("Exact commands (`{}` is the task's line; paths shortened):")
+    w("")
+    w("```")
+    for s in scenarios:
+        c = sample.get(s)
+        if not c:
+            continue
+        tmpl = " ".join(short(a) for a in c.get("template", []))
+        params = c.get("params") or []
+        w(f"{s}: {tmpl}")
+        if params:
+            for i, p in enumerate(params):
+                w(f"    task {i}: {short(p)}")
+        else:
+            w(f"    tasks 0..{c['n'] - 1}")
+    w("```")
+    w("")
+    if meta:
+        w(
+            f"Fixed parameters: workers compute for {meta.get('work_seconds', '?')} s; churn.py keeps "
+            f"{meta.get('churn_live_mib', '?')} MiB live for {meta.get('churn_seconds', '?')} s with seeds 1–4; "
+            "memhog allocates 4 MiB steps (1 MiB in many). Each cell starts from a clean guest: leftover "
+            "processes killed, cgroups removed, caches dropped, memory pressure (PSI some avg10) below 1%."
+        )
+        w("")
+    if calib:
+        w("### lazygc calibration")
+        w("")
+        w(
+            "`bench/run.sh --calibrate` runs one churn.py alone in the guest, first with PyPy's defaults "
+            "(peak = VmHWM), then under memguard with the share of one of lazygc's four tasks (peak = "
+            "memory.peak). lazygc needs four default peaks to outgrow MemTotal while one task fits its share "
+            "with the GC capped."
+        )
+        w("")
+        w("| LIVE_MIB | default GC: peak | 4 × peak vs MemTotal | under memguard: flag | peak | status |")
+        w("|---|---|---|---|---|---|")
+        lives = sorted({c["live_mib"] for c in calib})
+        for lv in lives:
+            d = next((c for c in calib if c["live_mib"] == lv and c["gc"] == "default"), None)
+            m = next((c for c in calib if c["live_mib"] == lv and c["gc"] == "memguard"), None)
+            if not d:
+                continue
+            tot = d["mem_total_kib"] / 1024
+            w(
+                f"| {lv} | {d['peak_kib'] / 1024:.0f} MiB | {4 * d['peak_kib'] / 1024:.0f} vs {tot:.0f} MiB | "
+                f"{m.get('flag', '?') if m else '—'} | {m['peak_kib'] / 1024:.0f} MiB of {m.get('share', '?')} | "
+                f"{m['status'] if m else '—'} |"
+                if m
+                else f"| {lv} | {d['peak_kib'] / 1024:.0f} MiB | {4 * d['peak_kib'] / 1024:.0f} vs {tot:.0f} MiB | — | — | — |"
+            )
+        w("")
+
+    # -- figures
+    w("## Results")
+    w("")
+    w("What each column counts, per run of a cell:")
+    w("")
+    w("- **finished**: tasks that exited 0, i.e. did all their work, of N.")
+    w(
+        "- **innocent killed**: tasks other than the scenario's offender that died by a signal before the "
+        "deadline (every task is innocent in lazygc, creep, uneven and many)."
+    )
+    w(
+        "- **onset → freed**: from the first 100 ms sample (bench/sampler.c) at which the offender's "
+        "process tree held more than 90% of its share in anonymous memory to the first sample with none "
+        "of its processes left, i.e. its memory freed. Where the scenario has no offender, the first task "
+        "a guard killed. — when nothing was killed before the deadline, or the task was killed before it "
+        "reached 90% of its share. The median is over the runs that have a value (count in brackets when "
+        "fewer than all)."
+    )
+    w(
+        "- **heartbeat late**: the worst lateness of bench/heartbeat.c, which wakes every 100 ms and reads "
+        "/proc/loadavg, standing in for sshd and pbs_mom (an idle guest shows a few ms)."
+    )
+    w(
+        "- **hung / timeout**: runs in which the guest stopped responding (the host's watchdog stopped "
+        "it), or the tasks were still running at the scenario's deadline."
+    )
+    w("")
+    w("### Summary per variant")
+    w("")
+    w(
+        "Over all scenarios above: the medians of each cell added up (finished, innocent killed), the worst "
+        "cell's median heartbeat lateness, the median onset → freed over the cells that have one, and the "
+        "runs that hung or hit their deadline."
+    )
+    w("")
+    w(
+        "| variant | finished (scenarios of ≤ 8 tasks) | finished in many | innocent killed | worst heartbeat late (ms) "
+        "| onset → freed, median of cells (s) | hung / timeout runs |"
+    )
+    w("|---|---|---|---|---|---|---|")
+    for v in variants:
+        cells_v = [agg[(s, v)] for s in scenarios if (s, v) in agg]
+        small = [a for a in cells_v if a["n"] <= 8]
+        big = [a for a in cells_v if a["n"] > 8]
+        fin = sum(a["finished"][0] for a in small if a["finished"])
+        tot = sum(a["n"] for a in small)
+        many = "; ".join(f"{a['finished'][0]:g}/{a['n']}" if a["finished"] else "—" for a in big) or "—"
+        inn = sum(a["innocent"][0] for a in cells_v if a["innocent"])
+        late = max((a["late_ms"][0] for a in cells_v if a["late_ms"]), default=None)
+        freed = [a["freed_s"][0] for a in cells_v if a["freed_s"]]
+        hung = sum(a["hangs"] + a["timeouts"] for a in cells_v)
+        runs = sum(a["runs"] for a in cells_v)
+        name = f"**{VARIANT_LABEL[v]}**" if v in MEMGUARD else VARIANT_LABEL[v]
+        w(
+            f"| {name} | {fin:g}/{tot} | {many} | {inn:g} | {'—' if late is None else f'{late:.0f}'} | "
+            f"{f'{statistics.median(freed):.1f}' if freed else '—'} | {hung}/{runs} |"
+        )
+    w("")
+    w("### Per cell")
+    w("")
+    w("| scenario | variant | finished | innocent killed | onset → freed (s) | heartbeat late (ms) | hung / timeout | runs |")
+    w("|---|---|---|---|---|---|---|---|")
+    for s in scenarios:
+        for v in variants:
+            a = agg.get((s, v))
+            if not a:
+                continue
+            freed = fmt(a["freed_s"], digits=1)
+            if a["freed_s"] and a["freed_count"] < a["runs"]:
+                freed += f" [{a['freed_count']}]"
+            ht = []
+            if a["hangs"]:
+                ht.append(f"{a['hangs']} hung")
+            if a["timeouts"]:
+                ht.append(f"{a['timeouts']} timeout")
+            name = f"**{VARIANT_LABEL[v]}**" if v in MEMGUARD else VARIANT_LABEL[v]
+            w(
+                f"| {s} | {name} | {fmt_count(a['finished'], a['n'])} | {fmt_count(a['innocent'])} | {freed} | "
+                f"{fmt(a['late_ms'], digits=0)} | {', '.join(ht) or '—'} | {a['runs']} |"
+            )
+    w("")
+    svg_plot(agg, scenarios, variants, args.svg)
+    link = args.svg_link or os.path.basename(args.svg)
+    w(f"![Tasks finished, heartbeat lateness and onset-to-freed per scenario and variant]({link})")
+    w("")
+
+    # -- details
+    w("### Details")
+    w("")
+    w(
+        "How the memory came back, per cell (medians, range in parentheses): processes the kernel's OOM "
+        "killer killed (global or in a cgroup, from dmesg), kill actions in the daemon's log, the lowest "
+        "MemAvailable the sampler saw, and tasks that failed without a signal (e.g. PyPy's MemoryError)."
+    )
+    w("")
+    w("| scenario | variant | kernel OOM kills | daemon kills | lowest MemAvailable (MiB) | failed (exit ≠ 0) | notes |")
+    w("|---|---|---|---|---|---|---|")
+    for s in scenarios:
+        for v in variants:
+            a = agg.get((s, v))
+            if not a:
+                continue
+            notes = []
+            if a["hb_killed"]:
+                notes.append(f"heartbeat killed in {a['hb_killed']}")
+            if a["launcher_fail"]:
+                notes.append(f"launcher exit 125 in {a['launcher_fail']}")
+            if a["restarts"]:
+                notes.append(f"daemon restarted {a['restarts']}×")
+            dk = fmt_count(a["daemon_kills"]) if v in ("earlyoom", "nohang", "elastic") else "—"
+            w(
+                f"| {s} | {VARIANT_LABEL[v]} | {fmt_count(a['kernel_kills'])} | {dk} | "
+                f"{fmt(a['avail_min'], digits=0)} | {fmt_count(a['failed'])} | {'; '.join(notes) or ''} |"
+            )
+    w("")
+
+    # -- where memguard loses
+    losses = compare(agg, scenarios, variants)
+    if losses:
+        w("### Where memguard loses")
+        w("")
+        w(
+            "Cells in which a memguard variant did worse than the best of the other variants on the same "
+            "scenario (medians; onset → freed and heartbeat only when the difference is over 20% and over "
+            "0.2 s / 50 ms):"
+        )
+        w("")
+        for line in losses:
+            w(f"- {line}")
+        w("")
+
+    # -- costs
+    if costs:
+        w("## Program costs")
+        w("")
+        w("### Start-up per task")
+        w("")
+        w(
+            "Wall time to start N copies of `/bin/true` and see them exit, divided by N, in a `--systemd` "
+            "guest (systemd 252 as PID 1). fork+exec parallel: bench/spawn.c forks and execs all N at "
+            "once, then waits; sequential: one after another. memguard: `memguard --strict -q -n N -- "
+            "/bin/true` (all N at once, each in its own cgroup with memory.max, swap.max, oom.group and the "
+            "share xattr, reaped, reported, removed). systemd-run: `systemd-run --scope -p MemoryMax=... "
+            "-p MemorySwapMax=0 /bin/true`, one after another (each is a D-Bus client of PID 1 of its own; "
+            "a thousand at once do not fit in 1 GiB). Milliseconds per task, median (min–max)."
+        )
+        w("")
+        ns = sorted({c["n"] for c in costs})
+        w("| N | " + " | ".join(COST_METHODS) + " | memguard ÷ fork+exec parallel | memguard ÷ systemd-run |")
+        w("|---|" + "---|" * (len(COST_METHODS) + 2))
+        for n in ns:
+            cols = []
+            med = {}
+            for m in COST_METHODS:
+                vals = [c["seconds"] * 1000 / n for c in costs if c["method"] == m and c["n"] == n and c["status"] == 0]
+                bad = sum(1 for c in costs if c["method"] == m and c["n"] == n and c["status"] != 0)
+                ms = median_spread(vals)
+                med[m] = ms[0] if ms else None
+                cell = fmt(ms, digits=1)
+                if ms and ms[3] == 1:
+                    cell += " (1 run)"
+                if bad:
+                    cell += f", {bad} failed"
+                cols.append(cell)
+
+            def ratio(a, b):
+                return f"{med[a] / med[b]:.2f}" if med.get(a) and med.get(b) else "—"
+
+            cols.append(ratio("memguard", "fork+exec parallel"))
+            cols.append(ratio("memguard", "systemd-run --scope"))
+            w(f"| {n} | " + " | ".join(cols) + " |")
+        w("")
+    if idle:
+        w("### Daemons on an idle node")
+        w("")
+        mins = next((i.get("minutes") for i in idle if i.get("minutes")), "?")
+        w(
+            f"memguardd, earlyoom and nohang side by side in one guest, started as above, counted over the "
+            f"same {mins} minutes after 30 s of warm-up: CPU time (utime + stime from /proc/PID/stat), "
+            "context switches (/proc/PID/status), and VmRSS sampled every 10 s. memguardd locks its memory "
+            "(mlockall), so all of its mapped pages are resident."
+        )
+        w("")
+        w("| daemon | CPU seconds | CPU % | voluntary switches | involuntary switches | switches / s | RSS avg (MiB) | RSS max (MiB) |")
+        w("|---|---|---|---|---|---|---|---|")
+        for i in idle:
+            if i.get("died"):
+                w(f"| {i['daemon']} | died during the measurement | | | | | | |")
+                continue
+            wall = i["wall_s"] or 1
+            sw = (i["voluntary_ctxt_switches"] + i["nonvoluntary_ctxt_switches"]) / wall
+            w(
+                f"| {i['daemon']} | {i['cpu_s']:.2f} | {100 * i['cpu_s'] / wall:.3f} | {i['voluntary_ctxt_switches']} | "
+                f"{i['nonvoluntary_ctxt_switches']} | {sw:.1f} | {i['rss_avg_kib'] / 1024:.1f} | {i['rss_max_kib'] / 1024:.1f} |"
+            )
+        w("")
+
+    # -- caveats
+    w("## Caveats")
+    w("")
+    w(
+        "- TCG emulates every instruction: a fork+exec costs tens of ms, page faults and reclaim are several "
+        "times slower than on hardware, and other jobs on the 2-core host share the CPU. Absolute times are "
+        "not a node's; compare the variants with each other."
+    )
+    w(
+        "- The guest is small: one 1 GiB node with 4 tasks of ~228 MiB, not 16 tasks of several GiB. "
+        "Thresholds in percent (earlyoom's 10%, nohang's 5%, memguardd's 5% and 15%) are small in MiB here."
+    )
+    w(
+        "- Onset → freed is sampled every 100 ms (slower when the sampler itself stalls or 256 tasks are "
+        "scanned), so values below ~0.2 s mean \"within a sample or two\"."
+    )
+    w(
+        "- Files: bench/run.sh (host), bench/guest.sh (one guest's cells), bench/scenarios.sh, "
+        "bench/plain.sh, bench/careful.sh, bench/daemons.sh, bench/costs.sh, bench/idle.sh, "
+        "bench/calibrate.sh, bench/{heartbeat,sampler,worker,spawn}.c, bench/render.py; raw logs, "
+        "reports and dmesg of every cell under build-bench/runs/RUN/raw/."
+    )
+    w("")
+    os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
+    with open(args.md, "w") as f:
+        f.write("\n".join(L))
+    return 0
+
+
+def short(s):
+    for pre in ("/work/main/build-bench/build/tests/programs/", "/work/main/build-bench/bin/", "/work/main/tests/programs/"):
+        s = s.replace(pre, "")
+    return s
+
+
+def compare(agg, scenarios, variants):
+    """Plain sentences for the cells where a memguard variant is worse than the best other variant."""
+    out = []
+    others = [v for v in variants if v not in MEMGUARD]
+    for s in scenarios:
+        for mv in (v for v in variants if v in MEMGUARD):
+            a = agg.get((s, mv))
+            if not a or not others:
+                continue
+            best = {}
+            for v in others:
+                b = agg.get((s, v))
+                if not b:
+                    continue
+                for k, better in (("finished", max), ("innocent", min), ("late_ms", min), ("freed_s", min)):
+                    if b.get(k):
+                        val = b[k][0]
+                        if k not in best or better(val, best[k][0]) != best[k][0]:
+                            best[k] = (val, v)
+            lab = VARIANT_LABEL[mv]
+            if a["finished"] and "finished" in best and a["finished"][0] < best["finished"][0]:
+                out.append(
+                    f"**{s}**, {lab}: {a['finished'][0]:g} of {a['n']} tasks finished, "
+                    f"{VARIANT_LABEL[best['finished'][1]]} {best['finished'][0]:g}."
+                )
+            if a["innocent"] and "innocent" in best and a["innocent"][0] > best["innocent"][0]:
+                out.append(
+                    f"**{s}**, {lab}: {a['innocent'][0]:g} innocent tasks killed, "
+                    f"{VARIANT_LABEL[best['innocent'][1]]} {best['innocent'][0]:g}."
+                )
+            if a["late_ms"] and "late_ms" in best:
+                x, (y, v) = a["late_ms"][0], best["late_ms"]
+                if x > 1.2 * y and x - y > 50:
+                    out.append(f"**{s}**, {lab}: heartbeat {x:.0f} ms late, {VARIANT_LABEL[v]} {y:.0f} ms.")
+            if a["freed_s"] and "freed_s" in best:
+                x, (y, v) = a["freed_s"][0], best["freed_s"]
+                if x > 1.2 * y and x - y > 0.2:
+                    out.append(f"**{s}**, {lab}: onset → freed {x:.1f} s, {VARIANT_LABEL[v]} {y:.1f} s.")
+            if a["hangs"] or a["timeouts"]:
+                out.append(f"**{s}**, {lab}: {a['hangs']} hung and {a['timeouts']} timed-out runs.")
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+#!/bin/bash
+# shellcheck source-path=SCRIPTDIR
+# memguard's benchmark: every scenario under every variant, side by side in throwaway 1 GiB swapless
+# guests (tests/vm/vm.sh), then the programs' own costs; renders docs/benchmarks.md from the results.
+# See docs/benchmarks.md for what is measured and how.
+set -euo pipefail
+
+usage() {
+	cat >&2 <<-'EOF'
+		usage: bench/run.sh [--smoke] [OPTIONS]
+		  --smoke              one scenario (runaway), variants kernel and strict, one repetition, short
+		                       work and deadlines, no program costs; renders into the run directory only
+		  --reps N             repetitions of every cell (default 3)
+		  --scenarios "A B"    scenarios to run (default: all; see bench/scenarios.sh)
+		  --variants "A B"     variants to run (default: all)
+		  --no-costs           skip the start-up costs (a systemd guest)
+		  --no-idle            skip the daemons' idle costs
+		  --idle-minutes M     how long the daemons idle (default 10)
+		  --costs-n "N..."     task counts for the start-up costs (default "16 256 1024")
+		  --costs-reps N       repetitions of the start-up costs (default 3)
+		  --calibrate          only calibrate lazygc's LIVE_MIB in a guest and print the measurements
+		  --live "MIB..."      live sizes for --calibrate (default "64 80 96 112")
+		  --out DIR            build and result directory (default build-bench/ in the repo)
+		  --no-render          do not write the report
+		  --doc FILE           where the report goes (default docs/benchmarks.md; --smoke: the run dir)
+	EOF
+	exit 2
+}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+top=$(cd "$here/.." && pwd -P)
+# shellcheck source=scenarios.sh
+. "$here/scenarios.sh"
+
+smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
+live="64 80 96 112" out=$top/build-bench render=1 doc=
+scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
+while (($#)); do
+	case $1 in
+	--smoke) smoke=1 reps=1 costs=0 idle=0 scenarios=runaway variants="kernel strict"; shift ;;
+	--reps) reps=${2:-}; shift 2 || usage ;;
+	--scenarios) scenarios=${2:-}; shift 2 || usage ;;
+	--variants) variants=${2:-}; shift 2 || usage ;;
+	--no-costs) costs=0; shift ;;
+	--no-idle) idle=0; shift ;;
+	--idle-minutes) idle_minutes=${2:-}; shift 2 || usage ;;
+	--costs-n) costs_n=${2:-}; shift 2 || usage ;;
+	--costs-reps) costs_reps=${2:-}; shift 2 || usage ;;
+	--calibrate) calibrate=1; shift ;;
+	--live) live=${2:-}; shift 2 || usage ;;
+	--out) out=${2:-}; shift 2 || usage ;;
+	--no-render) render=0; shift ;;
+	--doc) doc=${2:-}; shift 2 || usage ;;
+	*) usage ;;
+	esac
+done
+[[ $reps =~ ^[1-9][0-9]*$ && $idle_minutes =~ ^[0-9]+$ && $costs_reps =~ ^[1-9][0-9]*$ ]] || usage
+for s in $scenarios; do
+	[[ " ${BENCH_SCENARIOS[*]} " == *" $s "* ]] || { echo "bench: no scenario $s" >&2; exit 2; }
+done
+for v in $variants; do
+	[[ " ${BENCH_VARIANTS[*]} " == *" $v "* ]] || { echo "bench: no variant $v" >&2; exit 2; }
+done
+mkdir -p "$out"
+out=$(cd "$out" && pwd -P)
+[[ $out == "$top"/* ]] || { echo "bench: --out must be inside the repo (the guest shares only it)" >&2; exit 2; }
+
+vm=$top/tests/vm/vm.sh
+build=$out/build
+bin=$out/bin
+began=$SECONDS
+
+say() { echo "bench: $*" >&2; }
+
+elapsed() {
+	local s=$((SECONDS - ${1:-$began}))
+	printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+
+# --- dependencies and build ----------------------------------------------------------------------
+
+ensure_deps() {
+	local want=(cmake gcc pkg-config libcgroup-dev libsystemd-dev libinih-dev python3) need=() p
+	((smoke)) || want+=(earlyoom nohang pypy3)
+	for p in "${want[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+	done
+	((${#need[@]})) || return 0
+	[[ $(id -u) == 0 ]] || { say "missing ${need[*]}: run as root or apt-get install them"; exit 1; }
+	say "installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 ||
+		{ apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends "${need[@]}" >&2; }
+	# The benchmark runs earlyoom and nohang only inside guests; on a systemd host the packages would
+	# start them right here, guarding (and killing on) the build host.
+	if [[ -d /run/systemd/system ]]; then
+		for p in earlyoom nohang nohang-desktop; do
+			if [[ " ${need[*]} " == *" ${p%-desktop} "* ]]; then
+				systemctl disable --now "$p.service" >&2 2>/dev/null || true
+			fi
+		done
+	fi
+}
+
+build_all() {
+	say "building memguard in $build and the bench programs in $bin"
+	cmake -S "$top" -B "$build" -DMEMGUARD_TESTS=OFF >"$out/cmake.log" 2>&1 ||
+		{ cat "$out/cmake.log" >&2; exit 1; }
+	cmake --build "$build" -j2 >>"$out/cmake.log" 2>&1 || { tail -n 40 "$out/cmake.log" >&2; exit 1; }
+	mkdir -p "$bin"
+	local c
+	for c in heartbeat sampler spawn worker; do
+		cc -O2 -Wall -Wextra -o "$bin/$c" "$here/$c.c"
+	done
+}
+
+# --- guests --------------------------------------------------------------------------------------
+
+descendants() {
+	local p
+	for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+		echo "$p"
+		descendants "$p"
+	done
+}
+
+# Stops the guest that vm.sh (pid $1) runs: its qemu process, by pid. vm.sh then reports the guest as
+# crashed and cleans up after itself.
+kill_guest() {
+	local p
+	for p in $(descendants "$1"); do
+		if [[ $(ps -o comm= -p "$p" 2>/dev/null) == qemu-system* ]]; then
+			kill -TERM "$p" 2>/dev/null || true
+		fi
+	done
+}
+
+# Deadline of a scenario, as guest.sh will use it.
+scenario_deadline() {
+	scenario "$1" x x x
+	if ((smoke && S_DEADLINE > smoke_deadline)); then
+		S_DEADLINE=$smoke_deadline
+	fi
+	echo "$S_DEADLINE"
+}
+
+smoke_deadline=60
+smoke_work=6
+
+# Boots one guest for the cells "$@" (VARIANT:REP:SCENARIO) and watches it: a cell that runs longer
+# than its deadline plus a margin means the guest hung; the guest is stopped and the cell recorded as
+# hung (with what its heartbeat and sampler wrote before). Sets $left to the cells that did not start.
+run_group() {
+	local cells=("$@") total=120 c v r s
+	for c in "${cells[@]}"; do
+		IFS=: read -r v r s <<<"$c"
+		total=$((total + $(scenario_deadline "$s") + 90))
+	done
+	local gargs=(-b "$build" -B "$bin")
+	((smoke)) && gargs+=(-w "$smoke_work" -d "$smoke_deadline")
+	: >"$run_dir/progress"
+	"$vm" --timeout "$total" -- "$here/guest.sh" "${gargs[@]}" "$run_dir" "${cells[@]}" \
+		>>"$run_dir/console.log" 2>&1 &
+	local vmpid=$! cur='' cur_since=0 cur_deadline=0 hung='' line rc=0
+	while kill -0 "$vmpid" 2>/dev/null; do
+		sleep 2
+		line=$(tail -n 1 "$run_dir/progress" 2>/dev/null || true)
+		case $line in
+		start\ *)
+			read -r _ c s <<<"$line"
+			if [[ $c != "$cur" ]]; then
+				cur=$c cur_since=$SECONDS cur_deadline=$s
+			elif ((SECONDS - cur_since > cur_deadline + 90)); then
+				say "$cur: no end $((SECONDS - cur_since)) s after its start: the guest hung; stopping it"
+				hung=$cur
+				kill_guest "$vmpid"
+				break
+			fi
+			;;
+		esac
+	done
+	wait "$vmpid" || rc=$?
+	left=()
+	for c in "${cells[@]}"; do
+		IFS=: read -r v r s <<<"$c"
+		local id=$v-r$r-$s
+		grep -qx "done $id" "$run_dir/progress" && continue
+		if grep -qx "start $id .*" "$run_dir/progress" || [[ $id == "$hung" ]]; then
+			record_hung "$v" "$r" "$s" "$rc"
+		else
+			left+=("$c")
+		fi
+	done
+	((rc == 0)) || say "the guest exited with $rc (124: timed out, 125: crashed or stopped)"
+}
+
+record_hung() {
+	local v=$1 r=$2 s=$3 rc=$4 id=$1-r$2-$3 hb sp
+	scenario "$s" x x x
+	hb=$(head -n 1 "$run_dir/raw/$id/heartbeat.json" 2>/dev/null || true)
+	sp=$(head -n 1 "$run_dir/raw/$id/sampler.json" 2>/dev/null || true)
+	say "$id: recorded as hung"
+	printf '{"kind":"cell","variant":"%s","rep":%d,"scenario":"%s","n":%d,"offender":%d,"hung":true,"vm_status":%d,"deadline_s":%d,"heartbeat":%s,"sampler":%s}\n' \
+		"$v" "$r" "$s" "$S_N" "$S_OFFENDER" "$rc" "$(scenario_deadline "$s")" "${hb:-null}" "${sp:-null}" \
+		>>"$run_dir/results.jsonl"
+}
+
+run_cells() {
+	local groups=() v r s cells
+	if ((smoke)); then
+		cells=""
+		for v in $variants; do
+			for s in $scenarios; do
+				cells+=" $v:1:$s"
+			done
+		done
+		groups+=("$cells")
+	else
+		for ((r = 1; r <= reps; r++)); do
+			for v in $variants; do
+				cells=""
+				for s in $scenarios; do
+					cells+=" $v:$r:$s"
+				done
+				groups+=("$cells")
+			done
+		done
+	fi
+	local g i=0 t
+	for g in "${groups[@]}"; do
+		i=$((i + 1))
+		t=$SECONDS
+		# shellcheck disable=SC2086 # the cells are words
+		set -- $g
+		say "guest $i/${#groups[@]}: $*"
+		local tries=0
+		while (($#)) && ((tries < 3)); do
+			run_group "$@"
+			tries=$((tries + 1))
+			if ((${#left[@]} == $#)); then
+				say "the guest ran none of its cells (see $run_dir/console.log)"
+				tries=3
+				continue
+			fi
+			set -- "${left[@]}"
+		done
+		for c in "$@"; do
+			say "$c: never ran"
+		done
+		say "guest $i done in $(elapsed "$t"), $(elapsed) so far"
+	done
+}
+
+run_costs() {
+	local t=$SECONDS rc=0
+	say "start-up costs (systemd guest): N = $costs_n, $costs_reps repetitions"
+	# shellcheck disable=SC2086 # the task counts are words
+	"$vm" --systemd --timeout 3600 -- "$here/costs.sh" -b "$build" -B "$bin" -r "$costs_reps" "$run_dir" \
+		$costs_n >>"$run_dir/console.log" 2>&1 || rc=$?
+	((rc == 0)) || say "the costs guest exited with $rc"
+	say "costs done in $(elapsed "$t")"
+}
+
+run_idle() {
+	local t=$SECONDS rc=0
+	say "idle daemons: $idle_minutes minutes"
+	"$vm" --timeout $((idle_minutes * 60 + 600)) -- "$here/idle.sh" -b "$build" "$run_dir" "$idle_minutes" \
+		>>"$run_dir/console.log" 2>&1 || rc=$?
+	((rc == 0)) || say "the idle guest exited with $rc"
+	say "idle done in $(elapsed "$t")"
+}
+
+write_meta() {
+	local cpu qemu git dirty
+	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -n 1 || true)
+	git=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	dirty=$(git -C "$top" status --porcelain 2>/dev/null | grep -c . || true)
+	ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none; }
+	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d}\n' \
+		"$run_id" "$(date -u +%FT%TZ)" "$( ((smoke)) && echo true || echo false)" "$reps" "$cpu" "$(nproc)" \
+		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$git" "$dirty" "$(ver earlyoom)" "$(ver nohang)" \
+		"$(ver pypy3)" "$BENCH_CHURN_LIVE" "$BENCH_CHURN_SECONDS" \
+		"$( ((smoke)) && echo "$smoke_work" || echo "$BENCH_WORK_SECONDS")" >>"$run_dir/results.jsonl"
+}
+
+# --- main ----------------------------------------------------------------------------------------
+
+ensure_deps
+build_all
+run_id=$(date +%Y%m%d-%H%M%S)
+((smoke)) && run_id+=-smoke
+((calibrate)) && run_id+=-calibrate
+run_dir=$out/runs/$run_id
+mkdir -p "$run_dir"
+ln -sfn "runs/$run_id" "$out/latest"
+say "run $run_id: results in $run_dir"
+
+if ((calibrate)); then
+	# shellcheck disable=SC2086 # the sizes are words
+	"$vm" --timeout 1800 -- "$here/calibrate.sh" "$run_dir/calibrate.jsonl" "$build" "$BENCH_CHURN_SECONDS" \
+		$live
+	mkdir -p "$here/results"
+	cp "$run_dir/calibrate.jsonl" "$here/results/calibrate.jsonl"
+	say "calibration done in $(elapsed); bench/results/calibrate.jsonl goes into the report;" \
+		"set BENCH_CHURN_LIVE in bench/scenarios.sh"
+	exit 0
+fi
+
+write_meta
+run_cells
+((costs)) && run_costs
+((idle && idle_minutes > 0)) && run_idle
+printf '{"kind":"end","seconds":%d}\n' $((SECONDS - began)) >>"$run_dir/results.jsonl"
+say "measured in $(elapsed)"
+
+status=0
+if ((render)); then
+	if ((smoke)); then
+		python3 "$here/render.py" --results "$run_dir/results.jsonl" --md "${doc:-$run_dir/benchmarks.md}" \
+			--svg "$run_dir/benchmarks.svg" --svg-link benchmarks.svg || status=$?
+		sed -n '/^| scenario | variant | finished/,/^$/p' "${doc:-$run_dir/benchmarks.md}"
+	else
+		mkdir -p "$here/results"
+		cp "$run_dir/results.jsonl" "$here/results/results.jsonl"
+		python3 "$here/render.py" --results "$here/results/results.jsonl" --md "${doc:-$top/docs/benchmarks.md}" \
+			--svg "$here/results/benchmarks.svg" --svg-link ../bench/results/benchmarks.svg \
+			--calibration "$here/results/calibrate.jsonl" || status=$?
+	fi
+fi
+# The harness worked when every cell left a record (a hung guest is a result, a missing record is not).
+expected=0
+for s in $scenarios; do
+	for v in $variants; do
+		expected=$((expected + reps))
+	done
+done
+got=$(grep -c '"kind":"cell"' "$run_dir/results.jsonl" || true)
+if ((got != expected)); then
+	say "only $got of $expected cells have a result"
+	status=1
+fi
+say "done in $(elapsed)"
+exit "$status"

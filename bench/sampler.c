@@ -1,0 +1,278 @@
+/* sampler: follows the memory of one benchmark cell's tasks, whatever started them.
+ *   sampler TAG NTASKS SHARE_KIB OUT.json [INTERVAL_MS]
+ * A process belongs to task I when its environment holds BENCH_CELL=TAG and
+ * MEMGUARD_TASK=I (memguard sets MEMGUARD_TASK; the other variants set both
+ * themselves), so forked children count with their task. Every INTERVAL_MS
+ * (default 100; longer when a scan takes longer) it scans /proc and sums each
+ * task's anonymous resident memory (statm resident - shared) over its live,
+ * non-zombie processes. Per task it records, as CLOCK_REALTIME milliseconds:
+ *   first  the first sample with a live process
+ *   onset  the first sample at which the task held more than 90% of SHARE_KIB
+ *   gone   the first sample, after first, with no live process (memory freed)
+ * and the most it held. Writes JSON to OUT.json every second, and after one
+ * last sample on SIGTERM. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SLOTS 65536 /* pid cache, open addressing */
+#define PF_KTHREAD 0x00200000u
+
+struct slot {
+	int pid;
+	unsigned long long start; /* starttime: a reused pid is another process */
+	char comm[20];            /* exec changes it: classify again */
+	int task;                 /* -1: not ours; >= 0: task index */
+	unsigned tick;
+};
+
+struct task {
+	long long first, onset, gone, peak_at;
+	long max_kib, max_procs;
+	long kib, procs; /* this sample */
+};
+
+static volatile sig_atomic_t stop;
+static struct slot *cache, *spare;
+static unsigned tick;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static long long now_ms(int clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total < size - 1 && (n = read(fd, buf + total, size - 1 - (size_t)total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+static struct slot *lookup(struct slot *table, int pid)
+{
+	unsigned h = ((unsigned)pid * 2654435761u) % SLOTS;
+
+	for (unsigned i = 0; i < SLOTS; i++) {
+		struct slot *s = &table[(h + i) % SLOTS];
+		if (s->pid == pid || s->pid == 0)
+			return s;
+	}
+	return NULL;
+}
+
+/* Drops the entries of processes not seen in this tick. */
+static void compact(void)
+{
+	memset(spare, 0, SLOTS * sizeof(*spare));
+	for (unsigned i = 0; i < SLOTS; i++) {
+		if (cache[i].pid && cache[i].tick == tick) {
+			struct slot *s = lookup(spare, cache[i].pid);
+			if (s)
+				*s = cache[i];
+		}
+	}
+	struct slot *t = cache;
+	cache = spare;
+	spare = t;
+}
+
+/* The task index of pid from its environment, -1 when it is not a task of
+ * ours, -2 when its environment cannot be read yet: during an execve the new
+ * comm shows before the new environment does, so such a process is looked at
+ * again on the next sample. */
+static int classify(int pid, const char *tag_entry)
+{
+	static char env[1 << 16];
+	char path[64];
+	ssize_t n;
+	int task = -1, tagged = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	n = read_file(path, env, sizeof(env));
+	if (n <= 0)
+		return -2;
+	for (ssize_t off = 0; n > 0 && off < n; off += (ssize_t)strlen(env + off) + 1) {
+		const char *e = env + off;
+		if (strcmp(e, tag_entry) == 0)
+			tagged = 1;
+		else if (strncmp(e, "MEMGUARD_TASK=", 14) == 0 && isdigit((unsigned char)e[14]))
+			task = atoi(e + 14);
+	}
+	return tagged ? task : -1;
+}
+
+static void dump(const char *path, const struct task *t, int ntasks, long long share_kib, long long start,
+                 long long avail_min_kib, long long worst_scan_ms, unsigned samples, int final)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f,
+	        "{\"start_ms\":%lld,\"share_kib\":%lld,\"samples\":%u,\"worst_scan_ms\":%lld,"
+	        "\"mem_available_min_kib\":%lld,\"final\":%s,\"tasks\":[",
+	        start, share_kib, samples, worst_scan_ms, avail_min_kib, final ? "true" : "false");
+	for (int i = 0; i < ntasks; i++)
+		fprintf(f, "%s[%lld,%lld,%lld,%ld,%ld]", i ? "," : "", t[i].first, t[i].onset, t[i].gone,
+		        t[i].max_kib, t[i].max_procs);
+	fputs("]}\n", f);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
+static long long mem_available_kib(void)
+{
+	char buf[4096];
+	const char *p;
+
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "MemAvailable:")))
+		return -1;
+	return atoll(p + 13);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	char tag_entry[256], path[64], buf[1024];
+	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
+	long long interval, share_kib, start, last_dump = 0, worst_scan = 0, avail_min = -1;
+	unsigned samples = 0;
+	int ntasks;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: sampler TAG NTASKS SHARE_KIB OUT.json [INTERVAL_MS]\n");
+		return 64;
+	}
+	snprintf(tag_entry, sizeof(tag_entry), "BENCH_CELL=%s", argv[1]);
+	ntasks = atoi(argv[2]);
+	share_kib = atoll(argv[3]);
+	interval = argc > 5 ? atoll(argv[5]) : 100;
+	struct task *t = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof(*t));
+	cache = calloc(SLOTS, sizeof(*cache));
+	spare = calloc(SLOTS, sizeof(*spare));
+	if (ntasks <= 0 || !t || !cache || !spare)
+		return 64;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	start = now_ms(CLOCK_REALTIME);
+
+	for (;;) {
+		int last = stop; /* after SIGTERM: one more sample, so the end is seen */
+		long long t0 = now_ms(CLOCK_MONOTONIC), now = now_ms(CLOCK_REALTIME);
+		DIR *proc = opendir("/proc");
+		struct dirent *de;
+
+		tick++;
+		for (int i = 0; i < ntasks; i++)
+			t[i].kib = t[i].procs = 0;
+		while (proc && (de = readdir(proc))) {
+			if (!isdigit((unsigned char)de->d_name[0]))
+				continue;
+			int pid = atoi(de->d_name);
+			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+			if (read_file(path, buf, sizeof(buf)) <= 0)
+				continue;
+			char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+			if (!lp || !rp)
+				continue;
+			char comm[20] = "", state = 0;
+			unsigned flags = 0;
+			unsigned long long st = 0;
+			snprintf(comm, sizeof(comm), "%.*s", (int)(rp - lp - 1), lp + 1);
+			/* After ")": state ppid pgrp session tty_nr tpgid flags ... starttime (field 22). */
+			if (sscanf(rp + 2,
+			           "%c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+			           "%*d %llu",
+			           &state, &flags, &st) != 3)
+				continue;
+			struct slot *s = lookup(cache, pid);
+			if (!s)
+				continue;
+			if (s->pid != pid || s->start != st || strcmp(s->comm, comm) != 0 || s->task == -2) {
+				s->pid = pid;
+				s->start = st;
+				snprintf(s->comm, sizeof(s->comm), "%s", comm);
+				s->task = (flags & PF_KTHREAD) ? -1 : classify(pid, tag_entry);
+			}
+			s->tick = tick;
+			if (s->task < 0 || s->task >= ntasks || state == 'Z' || state == 'X')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+			long size = 0, resident = 0, shared = 0;
+			if (read_file(path, buf, sizeof(buf)) <= 0 ||
+			    sscanf(buf, "%ld %ld %ld", &size, &resident, &shared) != 3)
+				continue;
+			t[s->task].kib += (resident - shared) * page_kib;
+			t[s->task].procs++;
+		}
+		if (proc)
+			closedir(proc);
+		if (tick % 64 == 0)
+			compact();
+		for (int i = 0; i < ntasks; i++) {
+			struct task *k = &t[i];
+			if (k->procs > 0) {
+				if (!k->first)
+					k->first = now;
+				k->gone = 0;
+				if (!k->onset && k->kib * 10 > share_kib * 9)
+					k->onset = now;
+				if (k->kib > k->max_kib)
+					k->max_kib = k->kib, k->peak_at = now;
+				if (k->procs > k->max_procs)
+					k->max_procs = k->procs;
+			} else if (k->first && !k->gone) {
+				k->gone = now;
+			}
+		}
+		long long avail = mem_available_kib();
+		if (avail >= 0 && (avail_min < 0 || avail < avail_min))
+			avail_min = avail;
+		samples++;
+		long long took = now_ms(CLOCK_MONOTONIC) - t0;
+		if (took > worst_scan)
+			worst_scan = took;
+		if (now - last_dump >= 1000) {
+			dump(argv[4], t, ntasks, share_kib, start, avail_min, worst_scan, samples, 0);
+			last_dump = now;
+		}
+		if (last)
+			break;
+		/* A slow scan (many processes) sleeps longer, so the sampler does not
+		 * take a core; a stalled one (memory pressure) not much longer. */
+		long long sleep_ms = interval - took, extra = took < 200 ? took : 200;
+		if (sleep_ms < extra)
+			sleep_ms = extra;
+		struct timespec d = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000};
+		while (!stop && nanosleep(&d, &d) < 0 && errno == EINTR)
+			;
+	}
+	dump(argv[4], t, ntasks, share_kib, start, avail_min, worst_scan, samples, 1);
+	return 0;
+}
