@@ -8,7 +8,8 @@
 # RUN_DIR/results.jsonl. The variant's daemon (earlyoom, nohang, memguardd) starts before the first cell
 # of that variant and is restarted when it died, as its unit's Restart=always would.
 # RUN_DIR/progress gets "start CELL DEADLINE" and "done CELL" lines for the host's watchdog; each cell's
-# logs, reports and dmesg go to RUN_DIR/raw/CELL/.
+# logs, reports and dmesg go to RUN_DIR/raw/CELL/; the daemon's whole log of one guest to
+# RUN_DIR/raw/daemon-BOOT.log (and memguardd's kill log to RUN_DIR/raw/memguardd-kills-BOOT.jsonl).
 set -euo pipefail
 shopt -u patsub_replacement 2>/dev/null || true
 
@@ -45,15 +46,19 @@ memhog=$build/tests/programs/memhog
 churn=$top/tests/programs/churn.py
 cgroot=/sys/fs/cgroup
 state=/tmp/bench
+mkdir -p "$state" "$run_dir/raw"
+run_dir=$(cd "$run_dir" && pwd)
 results=$run_dir/results.jsonl
 progress=$run_dir/progress
-mkdir -p "$state" "$run_dir/raw"
 
 # The driver must survive whatever the cells do; everything it starts gets the default score back.
 echo -1000 >/proc/self/oom_score_adj
 
-write_memguard_conf "$state/memguard.conf" "$state/memguardd-kills.jsonl"
-: >"$state/memguardd-kills.jsonl"
+# The daemon's log and memguardd's kill log live in the share, so they survive a hung guest.
+boot=$(date +%s)-$$
+kill_log=$run_dir/raw/memguardd-kills-$boot.jsonl
+write_memguard_conf "$state/memguard.conf" "$kill_log"
+: >"$kill_log"
 
 mem_total_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
 kernel=$(uname -r)
@@ -94,7 +99,7 @@ kill_tagged() {
 # --- the variant's daemon -------------------------------------------------------------------------
 
 daemon_pid=
-daemon_log=$state/daemon.log
+daemon_log=$run_dir/raw/daemon-$boot.log
 daemon_restarts=0
 : >"$daemon_log"
 
@@ -211,7 +216,7 @@ run_cell() {
 	local restarts_before=$daemon_restarts
 	local log_off kill_off
 	log_off=$(stat -c %s "$daemon_log")
-	kill_off=$(stat -c %s "$state/memguardd-kills.jsonl")
+	kill_off=$(stat -c %s "$kill_log")
 	dmesg -C
 	echo "start $id $S_DEADLINE" >>"$progress"
 
@@ -273,7 +278,7 @@ run_cell() {
 	# Processes the kernel killed (memory.oom.group logs the victim twice).
 	oom_kills=$(grep -o 'Killed process [0-9]*' "$dir/dmesg" | sort -u | grep -c . || true)
 	tail -c +"$((log_off + 1))" "$daemon_log" >"$dir/daemon.log"
-	tail -c +"$((kill_off + 1))" "$state/memguardd-kills.jsonl" >"$dir/memguardd-kills.jsonl"
+	tail -c +"$((kill_off + 1))" "$kill_log" >"$dir/memguardd-kills.jsonl"
 	local daemon_kills=0
 	case $variant in
 	earlyoom) daemon_kills=$(grep -c 'sending SIG' "$dir/daemon.log" || true) ;;

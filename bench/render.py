@@ -2,6 +2,10 @@
 """Renders the benchmark's results (JSON lines from bench/run.sh) as Markdown and an SVG plot.
 
     render.py --results FILE.jsonl --md OUT.md --svg OUT.svg [--svg-link HREF] [--calibration FILE.jsonl]
+              [--notes NOTES.md]
+
+NOTES.md holds what a person read in one run's numbers. Its first line is `<!-- run: RUN -->`; it goes
+into the report only when RUN is the run being rendered, so notes never describe other numbers.
 
 Standard library only. Every figure is derived here from the raw records, so the definitions below are
 the ones the report states.
@@ -201,7 +205,7 @@ def svg_plot(agg, scenarios, variants, path):
         for t in ticks:
             y = ypos(t)
             out.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
-            label = f"{t:g}"
+            label = f"{t:g}" if t < 1e5 else f"{t:.0f}"
             out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{label}</text>')
         out.append(f'<line x1="{left}" x2="{left}" y1="{y0}" y2="{y1}" stroke="#333"/>')
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y1}" y2="{y1}" stroke="#333"/>')
@@ -236,7 +240,7 @@ def svg_plot(agg, scenarios, variants, path):
                     out.append(
                         f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{ylo:.1f}" y2="{yhi:.1f}" stroke="#222"/>'
                     )
-                if a.get("hangs"):
+                if a.get("hangs") or a.get("timeouts"):
                     out.append(
                         f'<text x="{x + bar_w / 2:.1f}" y="{y0 + 10}" text-anchor="middle" fill="red" '
                         f'font-size="10">H</text>'
@@ -263,6 +267,7 @@ def main():
     ap.add_argument("--svg", required=True)
     ap.add_argument("--svg-link", default=None)
     ap.add_argument("--calibration", default=None)
+    ap.add_argument("--notes", default=None)
     args = ap.parse_args()
 
     recs = load(args.results)
@@ -331,7 +336,7 @@ def main():
     )
     w("")
     w("```sh")
-    w("bench/run.sh            # everything: about 90 minutes on 2 cores under TCG; writes this page")
+    w("bench/run.sh            # everything, writes this page: about 2 hours on 2 cores under TCG (time: below)")
     w("bench/run.sh --smoke    # runaway under the kernel alone and memguard --strict, once: about 2 minutes")
     w("bench/run.sh --help     # repetitions, subsets of scenarios and variants, skipping the costs")
     w("```")
@@ -395,7 +400,7 @@ def main():
         ),
         "elastic": (
             "`memguard --elastic -n N --tasks FILE -- CMD {}`",
-            "memguardd (started first, as its unit would, kill_log under /tmp) kills the task furthest over "
+            "memguardd (started first, as its unit would) kills the task furthest over "
             "its share under pressure; memory.max = the whole budget",
         ),
     }
@@ -597,6 +602,19 @@ def main():
                 f"{fmt(a['avail_min'], digits=0)} | {fmt_count(a['failed'])} | {'; '.join(notes) or ''} |"
             )
     w("")
+
+    # -- notes on this run
+    if args.notes and os.path.exists(args.notes):
+        with open(args.notes) as f:
+            text = f.read()
+        first = text.splitlines()[0] if text else ""
+        if first.strip() == f"<!-- run: {meta.get('run')} -->":
+            w("### What this run shows")
+            w("")
+            w(text.split("\n", 1)[1].strip())
+            w("")
+        else:
+            print(f"render: {args.notes} describes another run ({first.strip()}); left out", file=sys.stderr)
 
     # -- where memguard loses
     losses = compare(agg, scenarios, variants)

@@ -325,7 +325,7 @@ if ((render)); then
 		cp "$run_dir/results.jsonl" "$here/results/results.jsonl"
 		python3 "$here/render.py" --results "$here/results/results.jsonl" --md "${doc:-$top/docs/benchmarks.md}" \
 			--svg "$here/results/benchmarks.svg" --svg-link ../bench/results/benchmarks.svg \
-			--calibration "$here/results/calibrate.jsonl" || status=$?
+			--calibration "$here/results/calibrate.jsonl" --notes "$here/results/notes.md" || status=$?
 	fi
 fi
 # The harness worked when every cell left a record (a hung guest is a result, a missing record is not).
