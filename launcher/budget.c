@@ -107,6 +107,21 @@ int mg_budget_compute(const struct mg_budget_input *in, struct mg_budget *ret, c
 		         mg_size_format(in->mem.mem_total, (char[MG_SIZE_STRLEN]){0}));
 		return -ERANGE;
 	}
+	b.room_from = "MemTotal - reserve - Shmem";
+	/* The kernel, its caches and whatever else runs hold memory that MemTotal
+	 * counts: promising it to the tasks would let them stall the node before
+	 * any reached its limit. MemAvailable now, less the reserve, is what the
+	 * node can really give. */
+	if (in->mem.mem_available <= b.reserve) {
+		snprintf(err, errsize,
+		         "MemAvailable %s leaves nothing after the reserve %s: the node's memory is in use",
+		         mg_size_format(in->mem.mem_available, s1), mg_size_format(b.reserve, s2));
+		return -ERANGE;
+	}
+	b.available = in->mem.mem_available - b.reserve;
+	if (b.available < node_room)
+		node_room = b.available, b.room_from = "MemAvailable - reserve";
+	b.room = node_room;
 	b.usable = b.limit < node_room ? b.limit : node_room;
 
 	if (in->mem_per_task > 0) {

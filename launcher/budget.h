@@ -30,15 +30,20 @@ struct mg_budget_input {
 struct mg_budget {
 	uint64_t limit; /* smallest of MemTotal, cgroup, grant, --mem */
 	const char *limit_from;
-	uint64_t reserve; /* resolved reserve */
-	uint64_t shmem;   /* Shmem kept back, 0 unless reserve_shmem */
-	uint64_t usable;  /* what the tasks may use together */
-	uint64_t share;   /* per task, page aligned */
+	uint64_t reserve;   /* resolved reserve */
+	uint64_t shmem;     /* Shmem kept back, 0 unless reserve_shmem */
+	uint64_t available; /* MemAvailable at start less the reserve */
+	uint64_t room;      /* what the node can give: the smaller of the two bounds */
+	const char *room_from;
+	uint64_t usable; /* smaller of limit and room: what the tasks may use together */
+	uint64_t share;  /* per task, page aligned */
 };
 
-/* Computes the budget. On error returns -EINVAL/-ERANGE and a one-line
- * reason in err (a share below the minimum, --mem-per-task × N above the
- * usable memory, a reserve that leaves nothing). */
+/* Computes the budget: the node's room is the smaller of MemTotal - reserve
+ * - Shmem and MemAvailable - reserve; usable is the smaller of that and the
+ * limit. On error returns -EINVAL/-ERANGE and a one-line reason in err (a
+ * share below the minimum, --mem-per-task × N above the usable memory, a
+ * reserve that leaves nothing). */
 int mg_budget_compute(const struct mg_budget_input *in, struct mg_budget *ret, char *err, size_t errsize);
 
 /* The batch system's memory grant on this node from the environment:

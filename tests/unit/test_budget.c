@@ -28,12 +28,13 @@
 #define VM1_TOTAL (1008340ull * KiB)
 #define VM1_SHMEM (9876ull * KiB)
 
-/* An input with nothing but MemTotal limiting, like a plain node without a
- * batch system: the defaults of memguard.conf (5%, reserve_shmem, 32 MiB). */
+/* An input with nothing but MemTotal limiting, like a plain idle node without
+ * a batch system (all of MemTotal available): the defaults of memguard.conf
+ * (5%, reserve_shmem, 32 MiB). */
 static struct mg_budget_input plain_input(uint64_t mem_total, uint64_t shmem, unsigned ntasks)
 {
 	struct mg_budget_input in = {
-	        .mem = {.mem_total = mem_total, .mem_available = mem_total / 2, .shmem = shmem},
+	        .mem = {.mem_total = mem_total, .mem_available = mem_total, .shmem = shmem},
 	        .cgroup_limit = {.value = MG_SIZE_UNLIMITED, .where = "memory.max of /user.slice"},
 	        .batch_grant = {.value = MG_SIZE_UNLIMITED, .where = ""},
 	        .mem_option = MG_SIZE_UNLIMITED,
@@ -63,7 +64,10 @@ static struct mg_budget compute_ok(const struct mg_budget_input *in)
 	assert_true(b.share % 4096 == 0);
 	assert_true(b.share >= in->min_share);
 	assert_true(b.usable <= b.limit);
+	assert_true(b.usable <= b.room);
 	assert_true(b.usable <= in->mem.mem_total);
+	assert_true(b.usable + b.reserve <= in->mem.mem_available);
+	assert_non_null(b.room_from);
 	assert_true(b.share * in->ntasks <= b.usable);
 	return b;
 }
@@ -419,6 +423,82 @@ static void err_is_truncated_safely(void **state)
 	assert_int_equal(strlen(err), sizeof(err) - 1);
 }
 
+/* --- what the node can really give: MemAvailable --- */
+
+struct available_case {
+	const char *name;
+	uint64_t available, shmem;
+	const char *reserve;
+	uint64_t want_room;
+	const char *want_from;
+};
+
+static void room_is_smaller_of_memtotal_and_memavailable(void **state)
+{
+	/* MemTotal 16 GiB. */
+	static const struct available_case cases[] = {
+	        {"idle node", 16 * GiB, 0, "1G", 15 * GiB, "MemTotal - reserve - Shmem"},
+	        {"kernel and daemons hold 1 GiB", 15 * GiB, 0, "1G", 14 * GiB, "MemAvailable - reserve"},
+	        {"Shmem is not available either", 14 * GiB, 2 * GiB, "1G", 13 * GiB,
+	         "MemTotal - reserve - Shmem"},
+	        {"another job holds 10 GiB", 5 * GiB, 1 * GiB, "1G", 4 * GiB, "MemAvailable - reserve"},
+	        {"no reserve", 12 * GiB, 0, "0", 12 * GiB, "MemAvailable - reserve"},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_budget_input in = plain_input(16 * GiB, cases[i].shmem, 4);
+		struct mg_budget b;
+
+		in.mem.mem_available = cases[i].available;
+		in.reserve = cases[i].reserve;
+		b = compute_ok(&in);
+		if (b.room != cases[i].want_room || strcmp(b.room_from, cases[i].want_from) != 0)
+			print_error("%s: room %" PRIu64 " from \"%s\"; want %" PRIu64 " from \"%s\"\n",
+			            cases[i].name, b.room, b.room_from, cases[i].want_room,
+			            cases[i].want_from);
+		assert_true(b.room == cases[i].want_room);
+		assert_string_equal(b.room_from, cases[i].want_from);
+		assert_true(b.usable == cases[i].want_room);
+		assert_true(b.share == cases[i].want_room / 4);
+	}
+}
+
+static void grant_below_memavailable_is_handed_out_whole(void **state)
+{
+	struct mg_budget_input in = plain_input(64 * GiB, 0, 8);
+	struct mg_budget b;
+
+	in.mem.mem_available = 40 * GiB; /* other jobs run on the node */
+	in.batch_grant.value = 16 * GiB;
+	snprintf(in.batch_grant.where, sizeof(in.batch_grant.where), "SLURM_MEM_PER_NODE=16384 MiB");
+	b = compute_ok(&in);
+	assert_true(b.usable == 16 * GiB);
+	assert_true(b.share == 2 * GiB);
+
+	/* A grant above what the node has left is cut to it. */
+	in.mem.mem_available = 12 * GiB;
+	in.reserve = "2G";
+	b = compute_ok(&in);
+	assert_true(b.available == 10 * GiB);
+	assert_true(b.usable == 10 * GiB);
+	assert_string_equal(b.room_from, "MemAvailable - reserve");
+}
+
+static void memavailable_within_reserve_is_erange(void **state)
+{
+	static const uint64_t available[] = {0, 1, 512 * MiB, 1 * GiB};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(available); i++) {
+		struct mg_budget_input in = plain_input(16 * GiB, 0, 1);
+		const char *needles[] = {"MemAvailable", "reserve 1GiB", "in use", NULL};
+
+		in.mem.mem_available = available[i];
+		in.reserve = "1G";
+		in.min_share = 0;
+		compute_fails(&in, -ERANGE, needles);
+	}
+}
+
 /* --- realistic nodes --- */
 
 static void node_64g_16_tasks(void **state)
@@ -458,6 +538,22 @@ static void vm_1g_4_tasks(void **state)
 	in.ntasks = 32;
 	const char *needles[] = {"minimum", "32MiB", "32 tasks", NULL};
 	compute_fails(&in, -ERANGE, needles);
+}
+
+/* The 1 GiB benchmark guest as it really is when idle: MemTotal 960.4 MiB,
+ * MemAvailable about 850 MiB (the kernel, its caches and the tmpfs root hold
+ * the rest). MemTotal - 5% - Shmem would promise 909 MiB. */
+static void vm_1g_in_use_4_tasks(void **state)
+{
+	struct mg_budget_input in = plain_input(983432ull * KiB, 2048ull * KiB, 4);
+	struct mg_budget b;
+
+	in.mem.mem_available = 870400ull * KiB; /* 850 MiB */
+	b = compute_ok(&in);
+	assert_true(b.reserve == 50351718ull); /* 5% of 1007034368 */
+	assert_string_equal(b.room_from, "MemAvailable - reserve");
+	assert_true(b.usable == 891289600ull - 50351718ull);
+	assert_true(b.share == 210231296ull); /* (840937882 / 4) page aligned: 200.5 MiB */
 }
 
 static void slurm_8g_job_on_64g_node(void **state)
@@ -780,7 +876,11 @@ int main(void)
 	        cmocka_unit_test(share_below_minimum_is_erange),
 	        cmocka_unit_test(zero_tasks_is_einval),
 	        cmocka_unit_test(err_is_truncated_safely),
+	        cmocka_unit_test(room_is_smaller_of_memtotal_and_memavailable),
+	        cmocka_unit_test(grant_below_memavailable_is_handed_out_whole),
+	        cmocka_unit_test(memavailable_within_reserve_is_erange),
 	        cmocka_unit_test(node_64g_16_tasks),
+	        cmocka_unit_test(vm_1g_in_use_4_tasks),
 	        cmocka_unit_test(vm_1g_4_tasks),
 	        cmocka_unit_test(slurm_8g_job_on_64g_node),
 	        cmocka_unit_test(batch_grant_table),
