@@ -107,7 +107,12 @@ static void explain(const struct mg_budget_input *in, const struct mg_budget *b,
 	fprintf(stderr, "memguard: reserve                  %s  (reserve = %s of MemTotal)\n",
 	        mg_size_format(b->reserve, s), in->reserve);
 	fprintf(stderr, "memguard: Shmem kept back          %s\n", mg_size_format(b->shmem, s));
-	fprintf(stderr, "memguard: usable                   %s\n", mg_size_format(b->usable, s));
+	fprintf(stderr, "memguard: MemAvailable - reserve   %s\n", mg_size_format(b->available, s));
+	fprintf(stderr, "memguard: the node can give        %s  (%s)\n", mg_size_format(b->room, s),
+	        b->room_from);
+	fprintf(stderr,
+	        "memguard: usable                   %s  (the smaller of limit and what the node can give)\n",
+	        mg_size_format(b->usable, s));
 	fprintf(stderr, "memguard: tasks at once            %u  (%s)\n", parallel, ntasks->where);
 	fprintf(stderr, "memguard: share per task           %s  (%s)\n", mg_size_format(b->share, s),
 	        in->mem_per_task ? "--mem-per-task" : "usable / tasks");
@@ -117,9 +122,6 @@ static void explain(const struct mg_budget_input *in, const struct mg_budget *b,
 	fprintf(stderr, "memguard: RLIMIT_AS                %s\n",
 	        rlimit_as ? mg_size_format(rlimit_as, s) : "not set");
 	fprintf(stderr, "memguard: mode                     %s\n", mode);
-	if (b->usable > in->mem.mem_available)
-		fprintf(stderr,
-		        "memguard: note: usable exceeds MemAvailable now; others are using the node\n");
 }
 
 int main(int argc, char **argv)
@@ -238,14 +240,23 @@ int main(int argc, char **argv)
 		log_warn("running without cgroups (%s): guarding with RLIMIT_AS, heap flags and an RSS "
 		         "watchdog",
 		         why);
+	bool daemon = daemon_running();
 	enum mg_share_mode share_mode = opt.mode >= 0 ? (enum mg_share_mode)opt.mode : cfg.mode;
 	if (share_mode == MG_SHARE_AUTO)
-		share_mode = daemon_running() ? MG_SHARE_ELASTIC : MG_SHARE_STRICT;
-	if (cgroups && share_mode == MG_SHARE_ELASTIC && !daemon_running())
-		log_warn("elastic shares without memguardd: tasks may together exhaust the node's memory");
+		share_mode = daemon ? MG_SHARE_ELASTIC : MG_SHARE_STRICT;
+	/* The kernel keeps the tasks together inside the budget, unless memguardd
+	 * guards elastic tasks: a cap where the daemon acts would race it, and
+	 * the kernel would pick the largest process, not the task furthest over
+	 * its share. */
+	bool cap_run = cgroups && !(share_mode == MG_SHARE_ELASTIC && daemon);
+	if (cap_run && (r = mg_placement_limit_run(&placement, budget.usable, cfg.swap_max)) < 0) {
+		log_err("cannot cap cgroup %s/%s at the budget (see above)", placement.mount, placement.run);
+		goto out;
+	}
 	if (cgroups)
-		snprintf(mode, sizeof(mode), "cgroup %s/%s, %s shares", placement.mount, placement.run,
-		         share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict");
+		snprintf(mode, sizeof(mode), "cgroup %s/%s, %s shares, %s", placement.mount, placement.run,
+		         share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
+		         cap_run ? "the run capped at the usable memory" : "memguardd takes memory back");
 	if (opt.explain)
 		explain(&in, &budget, &ntasks, parallel, rt, rt_why, heap_env, nheap, rlimit_as,
 		        cgroups ? mode : "degraded (rlimits, heap flags and an RSS watchdog)");
@@ -309,6 +320,8 @@ int main(int argc, char **argv)
 	        .shares = cgroups && share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
 	        .where = cgroups ? placement.run : why,
 	        .share = budget.share,
+	        .budget = budget.usable,
+	        .run_max = cap_run ? budget.usable : 0,
 	        .runtime = rt,
 	        .parallel = parallel,
 	        .signal_received = signal_name,

@@ -171,6 +171,24 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 	return 0;
 }
 
+/* memory.swap.max exists only with swap accounting; without it there is nothing to limit. */
+static int write_swap_max(int fd, const char *path, uint64_t bytes)
+{
+	if (faccessat(fd, "memory.swap.max", F_OK, 0) < 0)
+		return 0;
+	return mg_cg_write_size(fd, path, "memory.swap.max", bytes);
+}
+
+int mg_placement_limit_run(struct mg_placement *pl, uint64_t max, uint64_t swap_max)
+{
+	char path[2 * PATH_MAX + 96];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", pl->mount, pl->run);
+	r = mg_cg_write_size(pl->runfd, path, "memory.max", max);
+	return r < 0 ? r : write_swap_max(pl->runfd, path, swap_max);
+}
+
 int mg_placement_task_create(struct mg_placement *pl, const char *name, const struct mg_task_limits *lim)
 {
 	char path[2 * PATH_MAX + 160];
@@ -185,9 +203,7 @@ int mg_placement_task_create(struct mg_placement *pl, const char *name, const st
 		return r;
 	if (lim->high && (r = mg_cg_write_size(fd, path, "memory.high", lim->high)) < 0)
 		return r;
-	/* memory.swap.max exists only with swap accounting; without it there is nothing to limit. */
-	if (faccessat(fd, "memory.swap.max", F_OK, 0) == 0 &&
-	    (r = mg_cg_write_size(fd, path, "memory.swap.max", lim->swap_max)) < 0)
+	if ((r = write_swap_max(fd, path, lim->swap_max)) < 0)
 		return r;
 	if (lim->oom_group && (r = mg_cg_write(fd, path, "memory.oom.group", "1")) < 0)
 		return r;

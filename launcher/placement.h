@@ -32,6 +32,12 @@ struct mg_placement {
 int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
                        const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize);
 
+/* Caps what the run's tasks may use together (memory.max and
+ * memory.swap.max of the run's cgroup): whatever share mode the tasks have,
+ * the kernel keeps them inside the budget, and an OOM kill stays inside the
+ * run. */
+int mg_placement_limit_run(struct mg_placement *pl, uint64_t max, uint64_t swap_max);
+
 /* Creates the cgroup of one task with its limits and returns its fd. */
 struct mg_task_limits {
 	uint64_t share; /* recorded for memguardd as an xattr */

@@ -32,9 +32,28 @@ static bool oom_killed(const struct mg_task *t)
 	return t->events.oom_kill > 0 || t->events.oom_group_kill > 0;
 }
 
+/* Which limit the kernel enforced: the task's own memory.max counts an
+ * "oom" event; a kill without one came from above, the run's cap or the node. */
+static const char *oom_cause(const struct mg_task *t, char *buf, size_t size)
+{
+	char share[MG_SIZE_STRLEN], other[MG_SIZE_STRLEN];
+
+	mg_size_format(t->share, share);
+	if (t->events.oom == 0)
+		snprintf(buf, size,
+		         "memory ran out above the task (the run's budget or the node) at %s against a %s "
+		         "share",
+		         mg_size_format(t->peak, other), share);
+	else if (t->limit > t->share)
+		snprintf(buf, size, "%s limit exceeded (a %s share)", mg_size_format(t->limit, other), share);
+	else
+		snprintf(buf, size, "%s share exceeded", share);
+	return buf;
+}
+
 const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size)
 {
-	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN];
+	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], cause[160];
 
 	mg_size_format(t->share, share);
 	mg_size_format(t->peak, peak);
@@ -50,11 +69,10 @@ const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size)
 		snprintf(buf, size, "killed by memguardd: %s", t->daemon_reason);
 	else if (t->killed_by == MG_KILL_GRACE)
 		snprintf(buf, size, "killed by memguard: still running after the grace period");
-	else if (oom_killed(t) && WIFSIGNALED(t->wait_status))
-		snprintf(buf, size, "killed by the kernel: %s share exceeded", share);
 	else if (oom_killed(t))
-		snprintf(buf, size, "a process of the task was killed by the kernel: %s share exceeded",
-		         share);
+		snprintf(buf, size, "%s by the kernel: %s",
+		         WIFSIGNALED(t->wait_status) ? "killed" : "a process of the task was killed",
+		         oom_cause(t, cause, sizeof(cause)));
 	else if (WIFSIGNALED(t->wait_status))
 		snprintf(buf, size, "killed by signal %s", sigabbrev_np(WTERMSIG(t->wait_status)) ?: "?");
 	else if (WEXITSTATUS(t->wait_status) != 0)
@@ -156,9 +174,14 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 	fprintf(f, ",\"where\":");
 	json_string(f, info->where);
 	fprintf(f,
-	        ",\"share_bytes\":%" PRIu64
-	        ",\"runtime\":\"%s\",\"parallel\":%u,\"exit_status\":%d,\"tasks\":[",
-	        info->share, mg_runtime_name(info->runtime), info->parallel, mg_run_exit_status(tasks, n));
+	        ",\"share_bytes\":%" PRIu64 ",\"budget_bytes\":%" PRIu64 ",\"run_max_bytes\":", info->share,
+	        info->budget);
+	if (info->run_max)
+		fprintf(f, "%" PRIu64, info->run_max);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"runtime\":\"%s\",\"parallel\":%u,\"exit_status\":%d,\"tasks\":[",
+	        mg_runtime_name(info->runtime), info->parallel, mg_run_exit_status(tasks, n));
 	for (size_t i = 0; i < n; i++) {
 		const struct mg_task *t = &tasks[i];
 		bool exited = t->exited && WIFEXITED(t->wait_status);

@@ -102,6 +102,7 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	int r;
 
 	t->share = cfg->share;
+	t->limit = cfg->placement ? cfg->limits.max : 0;
 	t->start_usec = mg_now_usec();
 	if (cfg->placement) {
 		snprintf(name, sizeof(name), "task-%u", t->index);

@@ -31,7 +31,8 @@ struct mg_task {
 	int spawn_errno; /* nonzero when no process could be created */
 	enum mg_kill_cause killed_by;
 	uint64_t share;
-	uint64_t peak; /* memory.peak, or the watchdog's largest RSS */
+	uint64_t limit; /* its memory.max: the share (strict) or the budget (elastic); 0 without a cgroup */
+	uint64_t peak;  /* memory.peak, or the watchdog's largest RSS */
 	bool peak_known;
 	struct mg_memory_events events;
 	uint64_t start_usec, end_usec;

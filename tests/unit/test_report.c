@@ -198,7 +198,18 @@ static void task_reason_table(void **state)
 	struct mg_task oom_exit = exited_task(0, 1);
 	oom_exit.events.oom_kill = 2; /* a child was OOM-killed, the task exited 1 */
 	struct mg_task group_kill = signaled_task(0, SIGKILL);
+	group_kill.events.oom = 1;
 	group_kill.events.oom_group_kill = 1;
+	oom_exit.events.oom = 1;
+	/* Elastic: memory.max is the whole budget, above the share. */
+	struct mg_task elastic = oom_task(0);
+	elastic.limit = 7 * GiB;
+	/* The run's cap or the node ran out: no "oom" event in the task's own cgroup. */
+	struct mg_task above = oom_task(0);
+	above.events.oom = 0;
+	above.peak = 3 * GiB;
+	struct mg_task above_child = exited_task(0, 1);
+	above_child.events.oom_kill = 1;
 	const struct reason_case cases[] = {
 	        {"ok", exited_task(0, 0), "ok", NULL, {NULL}},
 	        {"exit 3", exited_task(0, 3), "failed with exit code 3", NULL, {NULL}},
@@ -206,6 +217,22 @@ static void task_reason_table(void **state)
 	        {"kernel OOM", oom_task(0), "killed by the kernel: 2GiB share exceeded", NULL, {NULL}},
 	        {"OOM group kill", group_kill, "killed by the kernel: 2GiB share exceeded", NULL, {NULL}},
 	        {"OOM of a child", oom_exit, NULL, NULL, {"killed by the kernel", "2GiB share exceeded"}},
+	        {"elastic OOM",
+	         elastic,
+	         "killed by the kernel: 7GiB limit exceeded (a 2GiB share)",
+	         NULL,
+	         {NULL}},
+	        {"OOM above the task",
+	         above,
+	         "killed by the kernel: memory ran out above the task (the run's budget or the node) at 3GiB "
+	         "against a 2GiB share",
+	         NULL,
+	         {NULL}},
+	        {"OOM of a child, above the task",
+	         above_child,
+	         NULL,
+	         "a process of the task was killed by the kernel: memory ran out above the task",
+	         {NULL}},
 	        {"watchdog",
 	         watchdog_task(0),
 	         NULL,
@@ -400,7 +427,8 @@ static const char checker_py[] =
         "def n(v):\n"
         "    assert v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)), v\n"
         "    return 'null' if v is None else str(v)\n"
-        "print('run', s(d['mode']), s(d['where']), n(d['share_bytes']), s(d['runtime']),\n"
+        "print('run', s(d['mode']), s(d['where']), n(d['share_bytes']), n(d['budget_bytes']),\n"
+        "      n(d['run_max_bytes']), s(d['runtime']),\n"
         "      n(d['parallel']), n(d['exit_status']), len(d['tasks']))\n"
         "for t in d['tasks']:\n"
         "    print('task', n(t['index']), s(t['param']), n(t['status']), n(t['exit_code']), s(t['signal']),\n"
@@ -471,6 +499,8 @@ static void report_json_fields(void **state)
 	        .mode = "cgroup",
 	        .where = "/sys/fs/cgroup/odd \"name\"\\here",
 	        .share = 2 * GiB,
+	        .budget = 6 * GiB,
+	        .run_max = 6 * GiB,
 	        .runtime = MG_RUNTIME_JVM,
 	        .parallel = 3,
 	};
@@ -497,9 +527,9 @@ static void report_json_fields(void **state)
 
 	hex(info.mode, w1, sizeof(w1));
 	hex(info.where, w2, sizeof(w2));
-	snprintf(want, sizeof(want), "run %s %s %" PRIu64 " x%s %u %d %zu\n", w1, w2, info.share,
-	         "6a766d" /* jvm */, info.parallel, mg_run_exit_status(tasks, MG_ARRAY_SIZE(tasks)),
-	         MG_ARRAY_SIZE(tasks));
+	snprintf(want, sizeof(want), "run %s %s %" PRIu64 " %" PRIu64 " %" PRIu64 " x%s %u %d %zu\n", w1, w2,
+	         info.share, info.budget, info.run_max, "6a766d" /* jvm */, info.parallel,
+	         mg_run_exit_status(tasks, MG_ARRAY_SIZE(tasks)), MG_ARRAY_SIZE(tasks));
 	ft_assert_contains(out, want);
 	assert_int_equal(mg_run_exit_status(tasks, MG_ARRAY_SIZE(tasks)), 3);
 
@@ -540,6 +570,7 @@ static void report_json_raw_text(void **state)
 	ft_assert_contains(text, "\"param\":\"a\\\"b\\\\c\\u0009d\\u0001\"");
 	ft_assert_contains(text, "\"param\":null");
 	ft_assert_contains(text, "\"peak_bytes\":null");
+	ft_assert_contains(text, "\"run_max_bytes\":null"); /* degraded: no run cgroup to cap */
 	ft_assert_contains(text, "\"exit_status\":125");
 	ft_assert_contains(text, "\"index\":1");
 	ft_assert_contains(text, "\"oom_kills\":0");
