@@ -19,7 +19,7 @@ usage() {
 		  --costs-n "N..."     task counts for the start-up costs (default "16 256 1024")
 		  --costs-reps N       repetitions of the start-up costs (default 3)
 		  --calibrate          only calibrate lazygc's LIVE_MIB in a guest and print the measurements
-		  --live "MIB..."      live sizes for --calibrate (default "64 80 96 112")
+		  --live "MIB..."      live sizes for --calibrate (default "72 80 88 96")
 		  --out DIR            build and result directory (default build-bench/ in the repo)
 		  --no-render          do not write the report
 		  --doc FILE           where the report goes (default docs/benchmarks.md; --smoke: the run dir)
@@ -33,7 +33,7 @@ top=$(cd "$here/.." && pwd -P)
 . "$here/scenarios.sh"
 
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
-live="64 80 96 112" out=$top/build-bench render=1 doc=
+live="72 80 88 96" out=$top/build-bench render=1 doc=
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in

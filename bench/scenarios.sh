@@ -4,15 +4,18 @@
 # Every scenario is a list of tasks: a command template and one parameter line per task, the way
 # `memguard --tasks FILE -- CMD {}` takes them; "{}" in the template becomes the task's line. Every
 # variant runs exactly these commands. Sizes are fixed MiB, chosen for the 1 GiB swapless guest
-# (MemTotal 960 MiB, so (MemTotal - 5%) / 4 = 228 MiB a task for N = 4).
+# (MemTotal 960 MiB, so (MemTotal - 5%) / 4 = 228 MiB a task for N = 4, as the careful script splits
+# it; memguard gives about 200 MiB, since the guest has only about 850 MiB available when idle).
 
 # shellcheck disable=SC2034 # the S_* variables are read by the scripts that source this file
 
 BENCH_SCENARIOS=(runaway lazygc creep uneven fork sigterm many)
 BENCH_VARIANTS=(kernel earlyoom nohang careful strict elastic)
 
-# PyPy's live set in lazygc: calibrated in the guest with `bench/run.sh --calibrate` (docs/benchmarks.md).
-BENCH_CHURN_LIVE=${BENCH_CHURN_LIVE:-96}
+# PyPy's live set in lazygc: calibrated in the guest with `bench/run.sh --calibrate` (docs/benchmarks.md):
+# 4 default-GC peaks of 241 MiB outgrow the guest, and 80 MiB live runs under memguard's PYPY_GC_MAX of
+# about 105 MB (88 MiB did once, and failed with MemoryError at 100-103 MB elsewhere).
+BENCH_CHURN_LIVE=${BENCH_CHURN_LIVE:-80}
 BENCH_CHURN_SECONDS=${BENCH_CHURN_SECONDS:-20}
 # How long the well-behaved workers compute.
 BENCH_WORK_SECONDS=${BENCH_WORK_SECONDS:-8}
