@@ -321,7 +321,7 @@ int main(int argc, char **argv)
 	        .where = cgroups ? placement.run : why,
 	        .share = budget.share,
 	        .budget = budget.usable,
-	        .run_max = cap_run ? budget.usable : 0,
+	        .run_capped = cap_run,
 	        .runtime = rt,
 	        .parallel = parallel,
 	        .signal_received = signal_name,

@@ -33,19 +33,20 @@ static bool oom_killed(const struct mg_task *t)
 }
 
 /* Which limit the kernel enforced: the task's own memory.max counts an
- * "oom" event; a kill without one came from above, the run's cap or the node. */
-static const char *oom_cause(const struct mg_task *t, char *buf, size_t size)
+ * "oom" event; a kill without one came from above, the run's cap or the node.
+ * share and peak come formatted. */
+static const char *oom_cause(const struct mg_task *t, const char *share, const char *peak, char *buf,
+                             size_t size)
 {
-	char share[MG_SIZE_STRLEN], other[MG_SIZE_STRLEN];
+	char limit[MG_SIZE_STRLEN];
 
-	mg_size_format(t->share, share);
 	if (t->events.oom == 0)
 		snprintf(buf, size,
 		         "memory ran out above the task (the run's budget or the node) at %s against a %s "
 		         "share",
-		         mg_size_format(t->peak, other), share);
+		         peak, share);
 	else if (t->limit > t->share)
-		snprintf(buf, size, "%s limit exceeded (a %s share)", mg_size_format(t->limit, other), share);
+		snprintf(buf, size, "%s limit exceeded (a %s share)", mg_size_format(t->limit, limit), share);
 	else
 		snprintf(buf, size, "%s share exceeded", share);
 	return buf;
@@ -72,7 +73,7 @@ const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size)
 	else if (oom_killed(t))
 		snprintf(buf, size, "%s by the kernel: %s",
 		         WIFSIGNALED(t->wait_status) ? "killed" : "a process of the task was killed",
-		         oom_cause(t, cause, sizeof(cause)));
+		         oom_cause(t, share, peak, cause, sizeof(cause)));
 	else if (WIFSIGNALED(t->wait_status))
 		snprintf(buf, size, "killed by signal %s", sigabbrev_np(WTERMSIG(t->wait_status)) ?: "?");
 	else if (WEXITSTATUS(t->wait_status) != 0)
@@ -176,8 +177,8 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 	fprintf(f,
 	        ",\"share_bytes\":%" PRIu64 ",\"budget_bytes\":%" PRIu64 ",\"run_max_bytes\":", info->share,
 	        info->budget);
-	if (info->run_max)
-		fprintf(f, "%" PRIu64, info->run_max);
+	if (info->run_capped)
+		fprintf(f, "%" PRIu64, info->budget);
 	else
 		fputs("null", f);
 	fprintf(f, ",\"runtime\":\"%s\",\"parallel\":%u,\"exit_status\":%d,\"tasks\":[",

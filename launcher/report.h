@@ -11,8 +11,8 @@ struct mg_run_info {
 	const char *shares; /* "strict" or "elastic" */
 	const char *where;  /* the run's cgroup, or why it is degraded */
 	uint64_t share;
-	uint64_t budget;  /* what the tasks may use together */
-	uint64_t run_max; /* memory.max of the run's cgroup, 0 when uncapped */
+	uint64_t budget; /* what the tasks may use together */
+	bool run_capped; /* the run's cgroup has memory.max = budget */
 	enum mg_runtime runtime;
 	unsigned parallel;           /* tasks at once */
 	const char *signal_received; /* a forwarded SIGTERM etc., or NULL */

@@ -500,7 +500,7 @@ static void report_json_fields(void **state)
 	        .where = "/sys/fs/cgroup/odd \"name\"\\here",
 	        .share = 2 * GiB,
 	        .budget = 6 * GiB,
-	        .run_max = 6 * GiB,
+	        .run_capped = true,
 	        .runtime = MG_RUNTIME_JVM,
 	        .parallel = 3,
 	};
@@ -528,7 +528,7 @@ static void report_json_fields(void **state)
 	hex(info.mode, w1, sizeof(w1));
 	hex(info.where, w2, sizeof(w2));
 	snprintf(want, sizeof(want), "run %s %s %" PRIu64 " %" PRIu64 " %" PRIu64 " x%s %u %d %zu\n", w1, w2,
-	         info.share, info.budget, info.run_max, "6a766d" /* jvm */, info.parallel,
+	         info.share, info.budget, info.budget, "6a766d" /* jvm */, info.parallel,
 	         mg_run_exit_status(tasks, MG_ARRAY_SIZE(tasks)), MG_ARRAY_SIZE(tasks));
 	ft_assert_contains(out, want);
 	assert_int_equal(mg_run_exit_status(tasks, MG_ARRAY_SIZE(tasks)), 3);
