@@ -499,10 +499,10 @@ def main():
     )
     w(
         "- **onset → freed**: from the first 100 ms sample (bench/sampler.c) at which the offender's "
-        "process tree held more than 90% of its share in anonymous memory to the first sample with none "
+        "process tree held more than 80% of the (MemTotal − 5%)/N share in anonymous memory to the first sample with none "
         "of its processes left, i.e. its memory freed. Where the scenario has no offender, the first task "
         "a guard killed. — when nothing was killed before the deadline, or the task was killed before it "
-        "reached 90% of its share. The median is over the runs that have a value (count in brackets when "
+        "reached 80% of that share (memguard's own share is about 12% smaller: it counts only what the guest has available). The median is over the runs that have a value (count in brackets when "
         "fewer than all)."
     )
     w(

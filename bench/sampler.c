@@ -7,7 +7,9 @@
  * task's anonymous resident memory (statm resident - shared) over its live,
  * non-zombie processes. Per task it records, as CLOCK_REALTIME milliseconds:
  *   first  the first sample with a live process
- *   onset  the first sample at which the task held more than 90% of SHARE_KIB
+ *   onset  the first sample at which the task held more than 80% of SHARE_KIB
+ *          (SHARE_KIB is (MemTotal - 5%) / N; memguard's own share is smaller,
+ *          since it counts only what is available, so 90% would miss its kills)
  *   gone   the first sample, after first, with no live process (memory freed)
  * and the most it held. Writes JSON to OUT.json every second, and after one
  * last sample on SIGTERM. */
@@ -241,7 +243,7 @@ int main(int argc, char **argv)
 				if (!k->first)
 					k->first = now;
 				k->gone = 0;
-				if (!k->onset && k->kib * 10 > share_kib * 9)
+				if (!k->onset && k->kib * 10 > share_kib * 8)
 					k->onset = now;
 				if (k->kib > k->max_kib)
 					k->max_kib = k->kib, k->peak_at = now;
