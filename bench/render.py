@@ -706,7 +706,7 @@ def main():
         "not a node's; compare the variants with each other."
     )
     w(
-        "- The guest is small: one 1 GiB node with 4 tasks of ~228 MiB, not 16 tasks of several GiB. "
+        "- The guest is small: one 1 GiB node with 4 tasks of ~200–228 MiB, not 16 tasks of several GiB. "
         "Thresholds in percent (earlyoom's 10%, nohang's 5%, memguardd's 5% and 15%) are small in MiB here."
     )
     w(
