@@ -80,7 +80,7 @@ elapsed() {
 # --- dependencies and build ----------------------------------------------------------------------
 
 ensure_deps() {
-	local want=(cmake gcc pkg-config libcgroup-dev libsystemd-dev libinih-dev python3) need=() p
+	local want=(cmake gcc pkg-config libsystemd-dev libinih-dev python3) need=() p
 	((smoke)) || want+=(earlyoom nohang pypy3)
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")

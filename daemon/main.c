@@ -486,7 +486,7 @@ int main(int argc, char **argv)
 	d.cfg.dry_run |= dry_run;
 	mg_log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
 
-	r = mg_cgroup_find_memory_mount(&m);
+	r = mg_cgroup_find_memory_mount(d.procfd, &m);
 	if (r < 0 || !m.unified) {
 		if (r < 0)
 			log_err("memguardd needs the memory controller on cgroup v2: no hierarchy carries it "

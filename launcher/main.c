@@ -185,7 +185,7 @@ int main(int argc, char **argv)
 	if (opt.tasks_file && list.count < parallel)
 		parallel = (unsigned)list.count;
 
-	r = mg_cgroup_find_memory_mount(&mount);
+	r = mg_cgroup_find_memory_mount(procfd, &mount);
 	if (r < 0)
 		snprintf(why, sizeof(why), "no cgroup hierarchy carries the memory controller (%s)",
 		         strerror(-r));

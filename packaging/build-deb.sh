@@ -10,7 +10,7 @@
 # moves the .deb files, .buildinfo and .changes to OUTDIR. The package is
 # built, not installed. Needs: dpkg-dev, debhelper and the Build-Depends of
 # packaging/debian/control (apt-get install debhelper cmake pkg-config
-# libcgroup-dev libsystemd-dev libinih-dev).
+# libsystemd-dev libinih-dev).
 set -euo pipefail
 
 die() {

@@ -2,7 +2,7 @@
 # Installs what memguard needs from Debian's archive. Usage: deps.sh build|test
 set -euo pipefail
 
-build=(build-essential cmake pkg-config libcgroup-dev libsystemd-dev libinih-dev)
+build=(build-essential cmake pkg-config libsystemd-dev libinih-dev)
 # VM integration tests: an emulator, a static busybox for the initramfs, and
 # the runtimes the tests launch inside the guest.
 test=(libcmocka-dev clang-format cppcheck qemu-system-x86 busybox-static cpio python3 pypy3

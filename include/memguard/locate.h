@@ -1,5 +1,5 @@
-/* Where the cgroup v2 memory controller lives. libcgroup finds the mounts
- * across v1, v2 and hybrid layouts; everything after that uses dirfds. */
+/* Where the memory controller lives: the mount found in /proc/self/mountinfo.
+ * Everything after that uses dirfds. */
 #pragma once
 
 #include <stdbool.h>
@@ -9,8 +9,20 @@ struct mg_cgroup_mount {
 	bool unified; /* true when that hierarchy is cgroup v2 */
 };
 
-/* Finds the memory controller's mount. -ENOENT when no hierarchy carries it
- * (reason logged by the caller from the return). The caller frees ret->path. */
-int mg_cgroup_find_memory_mount(struct mg_cgroup_mount *ret);
+/* The cgroup mounts listed in a mountinfo text: the first cgroup2 mount, and
+ * the first v1 mount whose super options include "memory". Either is NULL
+ * when there is none; the caller frees both. Pure: tests feed it text. */
+struct mg_cgroup_mounts {
+	char *v2;
+	char *v1_memory;
+};
+int mg_mountinfo_parse_cgroups(const char *text, struct mg_cgroup_mounts *ret);
+void mg_cgroup_mounts_done(struct mg_cgroup_mounts *m);
+
+/* Finds the memory controller's mount from procfd's self/mountinfo: the
+ * cgroup2 mount when its cgroup.controllers lists memory, else the v1 memory
+ * mount. -ENOENT when no hierarchy carries it. The caller frees ret->path
+ * with mg_cgroup_mount_done(). */
+int mg_cgroup_find_memory_mount(int procfd, struct mg_cgroup_mount *ret);
 
 void mg_cgroup_mount_done(struct mg_cgroup_mount *m);

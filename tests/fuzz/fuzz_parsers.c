@@ -8,6 +8,7 @@
 
 #include "memguard/cgroup.h"
 #include "memguard/config.h"
+#include "memguard/locate.h"
 #include "memguard/meminfo.h"
 #include "memguard/psi.h"
 #include "memguard/units.h"
@@ -99,6 +100,20 @@ static void fuzz_proc_cgroup(const char *text)
 	}
 }
 
+static void fuzz_mountinfo(const char *text)
+{
+	struct mg_cgroup_mounts m;
+
+	if (mg_mountinfo_parse_cgroups(text, &m) == 0) {
+		/* \012 may make a newline; unescaping never makes a path longer. */
+		check(!m.v2 || strlen(m.v2) <= strlen(text), "a mount point is no longer than its line",
+		      text);
+		check(!m.v1_memory || strlen(m.v1_memory) <= strlen(text),
+		      "a mount point is no longer than its line", text);
+		mg_cgroup_mounts_done(&m);
+	}
+}
+
 static void fuzz_keyed(const char *text)
 {
 	/* The first line names a key to look up in the rest. */
@@ -153,6 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_meminfo(text);
 	fuzz_events(text);
 	fuzz_proc_cgroup(text);
+	fuzz_mountinfo(text);
 	fuzz_keyed(text);
 	fuzz_config(text);
 

@@ -17,12 +17,14 @@
 
 #include "memguard/cgroup.h"
 #include "memguard/locate.h"
+#include "memguard/paths.h"
 #include "memguard/util.h"
 
 int itest_mount_fd(void)
 {
 	struct mg_cgroup_mount m = {0};
-	int r = mg_cgroup_find_memory_mount(&m);
+	_cleanup_close_ int procfd = open(MG_PROC_PATH, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = procfd < 0 ? -errno : mg_cgroup_find_memory_mount(procfd, &m);
 
 	if (r < 0)
 		fail_msg("no cgroup hierarchy with the memory controller (%s): run this inside tests/vm",
