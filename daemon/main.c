@@ -36,6 +36,9 @@
 /* The allocation rate the poll interval assumes: at this rate, the headroom
  * above available_min lasts about one interval. */
 #define ASSUMED_ALLOC_BPS (1ull << 30)
+/* MemAvailable's rate of fall is measured over at least this long: a trigger
+ * right after a poll would otherwise turn a few pages into a huge rate. */
+#define FALL_SPAN_MIN_USEC 50000ull
 
 struct watched {
 	struct mg_scope_entry e;
@@ -61,7 +64,8 @@ struct daemon {
 	bool trigger_fired;
 	uint64_t last_kill_usec;
 	struct mg_meminfo mem;
-	bool cli_dry_run; /* -n and -v outlive a reload */
+	uint64_t fall_from_available, fall_from_usec, fall_bps; /* MemAvailable's rate of fall */
+	bool cli_dry_run;                                       /* -n and -v outlive a reload */
 	int cli_verbose;
 };
 
@@ -80,6 +84,7 @@ static int resolve_policy(const struct mg_config *cfg, uint64_t mem_total, struc
 	/* 0% turns the avg10 rule off; the triggers and MemAvailable remain. */
 	ret->full_avg10_max = cfg->pressure_full_avg10 ? cfg->pressure_full_avg10 * 100 : UINT32_MAX;
 	ret->settle_usec = cfg->settle_usec;
+	ret->lead_usec = cfg->lead_usec;
 	return 0;
 }
 
@@ -238,6 +243,21 @@ static int on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static void update_fall_rate(struct daemon *d, uint64_t available, uint64_t now)
+{
+	uint64_t span = now - d->fall_from_usec;
+
+	if (d->fall_from_usec && span < FALL_SPAN_MIN_USEC)
+		return;
+	if (d->fall_from_usec)
+		d->fall_bps = d->fall_from_available > available
+		                      ? (uint64_t)((unsigned __int128)(d->fall_from_available - available) *
+		                                   1000000u / span)
+		                      : 0;
+	d->fall_from_available = available;
+	d->fall_from_usec = now;
+}
+
 static int read_node(struct daemon *d, struct mg_node_state *node)
 {
 	int r;
@@ -249,6 +269,8 @@ static int read_node(struct daemon *d, struct mg_node_state *node)
 		return mg_log_errno(LOG_ERR, r, "read pressure/memory: %m");
 	node->trigger_fired = d->trigger_fired;
 	d->mem = node->mem;
+	update_fall_rate(d, node->mem.mem_available, node->now_usec);
+	node->available_fall_bps = d->fall_bps;
 	return 0;
 }
 
@@ -389,10 +411,24 @@ static void write_pidfile(void)
 	close(fd);
 }
 
+/* When memguardd acts, in words; buf holds at least 256 bytes. */
+static const char *describe_policy(const struct mg_policy *p, char *buf)
+{
+	char amin[MG_SIZE_STRLEN], apress[MG_SIZE_STRLEN];
+	int n = snprintf(buf, 256, "act below MemAvailable %s, or below %s under pressure",
+	                 mg_size_format(p->available_min, amin),
+	                 mg_size_format(p->available_pressure, apress));
+
+	if (p->lead_usec && n > 0 && n < 256)
+		snprintf(buf + n, 256 - (size_t)n, " or when falling to %s within %" PRIu64 " ms", amin,
+		         p->lead_usec / 1000);
+	return buf;
+}
+
 static void print_status(struct daemon *d)
 {
 	struct mg_node_state node;
-	char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN];
+	char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN], policy[256];
 
 	if (read_node(d, &node) < 0)
 		return;
@@ -400,8 +436,7 @@ static void print_status(struct daemon *d)
 	       mg_size_format(node.mem.mem_available, b));
 	printf(", pressure some avg10 %u.%02u%%, full avg10 %u.%02u%%\n", node.psi.some.avg10 / 100,
 	       node.psi.some.avg10 % 100, node.psi.full.avg10 / 100, node.psi.full.avg10 % 100);
-	printf("policy: act below MemAvailable %s, or below %s under pressure\n",
-	       mg_size_format(d->policy.available_min, a), mg_size_format(d->policy.available_pressure, b));
+	printf("policy: %s\n", describe_policy(&d->policy, policy));
 	rescan(d);
 	printf("%zu guarded cgroup%s (%s):\n", d->nw, d->nw == 1 ? "" : "s", d->cfg.guard);
 	for (size_t i = 0; i < d->nw; i++) {
@@ -539,11 +574,9 @@ int main(int argc, char **argv)
 	write_pidfile();
 	on_rescan(NULL, 0, &d);
 	evaluate(&d);
-	char amin[MG_SIZE_STRLEN], apress[MG_SIZE_STRLEN];
-	log_notice(
-	        "watching %s and %zu guarded cgroups (%s); act below MemAvailable %s, or %s under pressure%s",
-	        proc_path, d.nw, d.cfg.guard, mg_size_format(d.policy.available_min, amin),
-	        mg_size_format(d.policy.available_pressure, apress), d.cfg.dry_run ? " (dry run)" : "");
+	char policy[256];
+	log_notice("watching %s and %zu guarded cgroups (%s); %s%s", proc_path, d.nw, d.cfg.guard,
+	           describe_policy(&d.policy, policy), d.cfg.dry_run ? " (dry run)" : "");
 	sd_notify(false, "READY=1\nSTATUS=watching memory pressure");
 	r = sd_event_loop(d.event);
 	sd_notify(false, "STOPPING=1");

@@ -26,12 +26,25 @@ static bool worse(const struct mg_guarded *a, const struct mg_guarded *b)
 	return a->current > b->current;
 }
 
+/* True when MemAvailable, inside the pressure band, reaches available_min
+ * within lead_usec at its current rate of fall. */
+static bool floor_ahead(const struct mg_policy *p, const struct mg_node_state *node)
+{
+	uint64_t avail = node->mem.mem_available;
+
+	if (!p->lead_usec || avail >= p->available_pressure || avail < p->available_min)
+		return false;
+	return (unsigned __int128)node->available_fall_bps * p->lead_usec / 1000000u >=
+	       avail - p->available_min;
+}
+
 bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_state *node)
 {
 	uint64_t avail = node->mem.mem_available;
 	bool pressure = node->trigger_fired || node->psi.full.avg10 >= p->full_avg10_max;
 
-	return avail < p->available_min || (pressure && avail < p->available_pressure);
+	return avail < p->available_min || (pressure && avail < p->available_pressure) ||
+	       floor_ahead(p, node);
 }
 
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
@@ -39,17 +52,21 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 {
 	uint64_t avail = node->mem.mem_available;
 	uint32_t full = node->psi.full.avg10;
-	char a[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], s[MG_SIZE_STRLEN];
+	char a[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], s[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN];
 	long victim = -1;
-
-	char context[128];
+	char falling[64] = "";
+	char context[160];
 
 	*ret = (struct mg_decision){.verdict = MG_VERDICT_CALM, .victim = -1};
 	if (!mg_policy_needs_memory(p, node))
 		return;
+	if (floor_ahead(p, node))
+		snprintf(falling, sizeof(falling), ", falling %s/s",
+		         mg_size_format(node->available_fall_bps, f));
 	snprintf(context, sizeof(context),
-	         "node memory pressure (full avg10) was %u.%02u%%%s and MemAvailable %s", full / 100,
-	         full % 100, node->trigger_fired ? " (PSI trigger fired)" : "", mg_size_format(avail, a));
+	         "node memory pressure (full avg10) was %u.%02u%%%s and MemAvailable %s%s", full / 100,
+	         full % 100, node->trigger_fired ? " (PSI trigger fired)" : "", mg_size_format(avail, a),
+	         falling);
 	snprintf(ret->why, sizeof(ret->why), "%s", context);
 	if (node->last_kill_usec && node->now_usec - node->last_kill_usec < p->settle_usec &&
 	    avail >= p->available_min / 2) {

@@ -21,8 +21,9 @@ struct mg_guarded {
 
 struct mg_node_state {
 	struct mg_meminfo mem;
-	struct mg_psi psi;  /* /proc/pressure/memory */
-	bool trigger_fired; /* a PSI trigger fired since the last decision */
+	struct mg_psi psi;           /* /proc/pressure/memory */
+	bool trigger_fired;          /* a PSI trigger fired since the last decision */
+	uint64_t available_fall_bps; /* how fast MemAvailable fell lately, bytes/s; 0 when not falling */
 	uint64_t now_usec;
 	uint64_t last_kill_usec; /* 0: never */
 };
@@ -32,6 +33,8 @@ struct mg_policy {
 	uint64_t available_pressure; /* under PSI pressure, act below this MemAvailable */
 	uint32_t full_avg10_max; /* full avg10 (hundredths of %) that counts as pressure without a trigger */
 	uint64_t settle_usec;    /* after a kill, wait this long before the next */
+	uint64_t lead_usec;      /* below available_pressure, act when MemAvailable would reach available_min
+	                            this soon at its rate of fall; 0 = off */
 };
 
 enum mg_verdict {
@@ -49,12 +52,13 @@ struct mg_decision {
 
 /* True when the node needs memory back: MemAvailable < available_min, or
  * pressure (a trigger fired, or full avg10 >= full_avg10_max) with
- * MemAvailable < available_pressure. Cheap: no cgroup is read before this. */
+ * MemAvailable < available_pressure, or MemAvailable < available_pressure
+ * falling fast enough to reach available_min within lead_usec (a kill takes
+ * time; a fast allocator would overshoot the floor meanwhile). Cheap: no
+ * cgroup is read before this. */
 bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_state *node);
 
-/* Decides. Triggered when MemAvailable < available_min, or when there is
- * pressure (a trigger fired or full avg10 >= full_avg10_max) and MemAvailable
- * < available_pressure. The victim is the eligible cgroup furthest over its
+/* Decides, when mg_policy_needs_memory() says so. The victim is the eligible cgroup furthest over its
  * share (memory.current / share, in 1% steps), then the fastest grower, then
  * the largest. A kill within settle_usec of the last one waits, unless
  * MemAvailable is below half of available_min. */

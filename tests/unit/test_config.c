@@ -40,6 +40,7 @@ static void assert_config_equal(const struct mg_config *a, const struct mg_confi
 	assert_true(a->trigger_window_usec == b->trigger_window_usec);
 	assert_true(a->settle_usec == b->settle_usec);
 	assert_true(a->poll_max_usec == b->poll_max_usec);
+	assert_true(a->lead_usec == b->lead_usec);
 	assert_int_equal(a->dry_run, b->dry_run);
 	assert_int_equal(a->throttle, b->throttle);
 	assert_string_equal(a->kill_log, b->kill_log);
@@ -73,6 +74,7 @@ static void defaults(void **state)
 	assert_true(c.trigger_window_usec == 1000000);
 	assert_true(c.settle_usec == 2000000);
 	assert_true(c.poll_max_usec == 1000000);
+	assert_true(c.lead_usec == 500000);
 	assert_false(c.dry_run);
 	assert_string_equal(c.kill_log, "/var/log/memguard/kills.jsonl");
 }
@@ -112,6 +114,7 @@ static void explicit_defaults_change_nothing(void **state)
 	        "trigger_window = 1s\n"
 	        "settle = 2s\n"
 	        "poll_max = 1s\n"
+	        "lead_time = 500ms\n"
 	        "dry_run = no\n"
 	        "kill_log = /var/log/memguard/kills.jsonl\n";
 	struct mg_config c, d;
@@ -148,6 +151,7 @@ static void every_key_parses(void **state)
 	                           "trigger_window = 2s\n"
 	                           "settle = 500ms\n"
 	                           "poll_max = 250ms\n"
+	                           "lead_time = 0\n"
 	                           "dry_run = yes\n"
 	                           "kill_log = /run/memguard/kills.jsonl\n"
 	                           "[cgroup]\n"
@@ -180,6 +184,7 @@ static void every_key_parses(void **state)
 	assert_true(c.trigger_window_usec == 2000000);
 	assert_true(c.settle_usec == 500000);
 	assert_true(c.poll_max_usec == 250000);
+	assert_true(c.lead_usec == 0);
 	assert_true(c.dry_run);
 	assert_string_equal(c.kill_log, "/run/memguard/kills.jsonl");
 }
@@ -809,7 +814,7 @@ static void shipped_config_documents_the_defaults(void **state)
 	}
 	*out = '\0';
 	print_message("%zu keys documented\n", keys);
-	assert_int_equal(keys, 24); /* every key of lib/config.c's table */
+	assert_int_equal(keys, 25); /* every key of lib/config.c's table */
 	int r = mg_config_parse_string(&c, text, path, err, sizeof(err));
 	if (r != 0)
 		print_error("uncommented %s: %s\n", path, err);

@@ -135,6 +135,68 @@ static void needs_memory_truth_table(void **state)
 	}
 }
 
+/* The lead: inside the pressure band, act when MemAvailable would reach
+ * available_min within lead_usec at its rate of fall. */
+struct lead_case {
+	const char *what;
+	uint64_t available, fall_bps, lead_usec;
+	bool expect;
+};
+
+static void needs_memory_lead_table(void **state)
+{
+	static const struct lead_case cases[] = {
+	        {"falling, but the floor is far", 200 * MiB, 100 * MiB, SEC / 2, false},
+	        {"the floor within the lead", 100 * MiB, 100 * MiB, SEC / 2, true},
+	        {"the floor exactly at the lead", 100 * MiB, 72 * MiB, SEC / 2, true},
+	        {"the floor just after the lead", 100 * MiB, 71 * MiB, SEC / 2, false},
+	        {"above the pressure band, however fast", 256 * MiB, 10 * GiB, SEC / 2, false},
+	        {"not falling", 100 * MiB, 0, SEC / 2, false},
+	        {"lead off", 100 * MiB, GiB, 0, false},
+	        {"a rate that would overflow", 65 * MiB, UINT64_MAX, 10 * SEC, true},
+	        {"already below the floor: the floor rule", 63 * MiB, 0, SEC / 2, true},
+	};
+	struct mg_policy p = policy();
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct lead_case *c = &cases[i];
+		struct mg_node_state node = {
+		        .mem = {.mem_total = GiB, .mem_available = c->available},
+		        .available_fall_bps = c->fall_bps,
+		        .now_usec = 1000 * SEC,
+		};
+		p.lead_usec = c->lead_usec;
+		bool got = mg_policy_needs_memory(&p, &node);
+		if (got != c->expect)
+			print_error("case %zu (%s): needs_memory = %d, want %d\n", i, c->what, got,
+			            c->expect);
+		assert_int_equal(got, c->expect);
+	}
+}
+
+/* A kill for the lead says how fast MemAvailable was falling. */
+static void decide_why_names_the_fall(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g = task(300 * MiB, 200 * MiB, 0);
+	struct mg_decision d;
+
+	p.lead_usec = SEC / 2;
+	node.mem.mem_available = 100 * MiB;
+	node.psi.full.avg10 = 0;
+	node.available_fall_bps = 150 * MiB;
+	decide(&p, &node, &g, 1, &d);
+	assert_int_equal(d.verdict, MG_VERDICT_KILL);
+	assert_string_equal(d.why,
+	                    "300MiB against a 200MiB share while node memory pressure (full avg10) was "
+	                    "0.00% and MemAvailable 100MiB, falling 150MiB/s");
+	/* Below the floor the fall is not the reason, and is not named. */
+	node.mem.mem_available = 60 * MiB;
+	decide(&p, &node, &g, 1, &d);
+	ft_assert_not_contains(d.why, "falling");
+}
+
 /* --- mg_guarded_percent_of_share --- */
 
 struct percent_case {
@@ -583,6 +645,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(needs_memory_truth_table),
+	        cmocka_unit_test(needs_memory_lead_table),
+	        cmocka_unit_test(decide_why_names_the_fall),
 	        cmocka_unit_test(percent_of_share_table),
 	        cmocka_unit_test(percent_of_share_saturates),
 	        cmocka_unit_test(decide_victim_table),
