@@ -4,7 +4,9 @@
 # idle node. memguardd, earlyoom and nohang run side by side, each started as in the benchmark's cells
 # (bench/daemons.sh); after 30 s of warm-up, each one's CPU time (utime + stime from
 # /proc/PID/stat), context switches (voluntary_ctxt_switches, nonvoluntary_ctxt_switches from
-# /proc/PID/status) and resident memory (VmRSS, sampled every 10 s) are counted over the same MINUTES.
+# /proc/PID/status) and resident memory (VmRSS and RssAnon, sampled every 10 s) are counted over the same
+# MINUTES; at the end, the memory that is the daemon's own: USS (Private_Clean + Private_Dirty) and Pss
+# from /proc/PID/smaps_rollup, since VmRSS also counts shared library pages.
 #   idle.sh [-b BUILD_DIR] RUN_DIR MINUTES
 # One JSON line per daemon to RUN_DIR/results.jsonl.
 set -euo pipefail
@@ -43,13 +45,19 @@ for name in "${names[@]}"; do
 	done
 done
 
-# ticks PID: utime + stime; ctx PID FIELD; rss PID (KiB)
+# ticks PID: utime + stime; ctx PID FIELD; rss PID: VmRSS RssAnon (KiB, one read);
+# own PID: USS Pss (KiB), "null null" when smaps_rollup cannot be read
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 ctx() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
-rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
+rss() { awk '$1 == "VmRSS:" { r = $2 } $1 == "RssAnon:" { a = $2 } END { print r + 0, a + 0 }' "/proc/$1/status"; }
+own() {
+	awk '$1 == "Private_Clean:" || $1 == "Private_Dirty:" { u += $2 } $1 == "Pss:" { p = $2 }
+		END { if (p == "") print "null null"; else print u + 0, p }' "/proc/$1/smaps_rollup" 2>/dev/null ||
+		echo null null
+}
 
 sleep 30
-declare -A t0 v0 n0 rss_sum rss_max
+declare -A t0 v0 n0 rss_sum rss_max anon_sum
 for name in "${names[@]}"; do
 	p=${pid[$name]}
 	t0[$name]=$(ticks "$p")
@@ -57,6 +65,7 @@ for name in "${names[@]}"; do
 	n0[$name]=$(ctx "$p" nonvoluntary_ctxt_switches)
 	rss_sum[$name]=0
 	rss_max[$name]=0
+	anon_sum[$name]=0
 done
 start=$EPOCHREALTIME
 samples=0
@@ -64,8 +73,9 @@ for ((s = 0; s < minutes * 6; s++)); do
 	sleep 10
 	samples=$((samples + 1))
 	for name in "${names[@]}"; do
-		r=$(rss "${pid[$name]}" 2>/dev/null || echo 0)
+		read -r r a < <(rss "${pid[$name]}" 2>/dev/null || echo 0 0)
 		rss_sum[$name]=$((rss_sum[$name] + r))
+		anon_sum[$name]=$((anon_sum[$name] + a))
 		((r > rss_max[$name])) && rss_max[$name]=$r
 	done
 done
@@ -77,11 +87,13 @@ for name in "${names[@]}"; do
 		continue
 	fi
 	t=$(ticks "$p")
-	printf '{"kind":"idle","daemon":"%s","minutes":%d,"wall_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"nonvoluntary_ctxt_switches":%d,"rss_avg_kib":%d,"rss_max_kib":%d,"hwm_kib":%d,"kernel":"%s"}\n' \
+	read -r uss pss < <(own "$p")
+	printf '{"kind":"idle","daemon":"%s","minutes":%d,"wall_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"nonvoluntary_ctxt_switches":%d,"rss_avg_kib":%d,"rss_max_kib":%d,"hwm_kib":%d,"rss_anon_avg_kib":%d,"uss_kib":%s,"pss_kib":%s,"kernel":"%s"}\n' \
 		"$name" "$minutes" "$wall" "$(awk -v a="${t0[$name]}" -v b="$t" -v h="$tck" 'BEGIN { printf "%.2f", (b - a) / h }')" \
 		"$(($(ctx "$p" voluntary_ctxt_switches) - v0[$name]))" "$(($(ctx "$p" nonvoluntary_ctxt_switches) - n0[$name]))" \
 		"$((rss_sum[$name] / (samples ? samples : 1)))" "${rss_max[$name]}" \
-		"$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$p/status")" "$(uname -r)" | tee -a "$results"
+		"$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$p/status")" "$((anon_sum[$name] / (samples ? samples : 1)))" \
+		"$uss" "$pss" "$(uname -r)" | tee -a "$results"
 done
 for name in "${names[@]}"; do
 	kill -TERM "${pid[$name]}" 2>/dev/null || true

@@ -70,6 +70,7 @@ def cell_figures(r):
         "innocent_killed": None,
         "failed": None,
         "freed_s": None,
+        "pressure_freed_s": None,
         "kernel_kills": r.get("kernel_oom_kills"),
         "daemon_kills": r.get("daemon_kill_lines"),
         "avail_min_mib": None,
@@ -103,6 +104,10 @@ def cell_figures(r):
         _first, onset, gone = tasks[off][0], tasks[off][1], tasks[off][2]
         if onset and gone and gone >= onset and not harness_killed(off):
             f["freed_s"] = (gone - onset) / 1000
+        # The node's pressure onset (MemAvailable below 10% of MemTotal); absent in older results.
+        low = samp.get("mem_available_low_ms") or 0
+        if low and gone and low <= gone and not harness_killed(off):
+            f["pressure_freed_s"] = (gone - low) / 1000
     f["offender_used"] = off
     return f
 
@@ -289,6 +294,7 @@ def main():
             sample.setdefault(c["scenario"], c)
     kernel = next((c.get("kernel") for c in cells if c.get("kernel")), "?")
     mem_total = next((c.get("mem_total_kib") for c in cells if c.get("mem_total_kib")), None)
+    recorded_low = any("mem_available_low_ms" in (c.get("sampler") or {}) for c in cells)
 
     agg = {}
     for key, runs in by.items():
@@ -305,6 +311,8 @@ def main():
             "failed": median_spread([f["failed"] for f in figs]),
             "freed_s": median_spread([f["freed_s"] for f in figs]),
             "freed_count": sum(1 for f in figs if f["freed_s"] is not None),
+            "pressure_freed_s": median_spread([f["pressure_freed_s"] for f in figs]),
+            "pressure_count": sum(1 for f in figs if f["pressure_freed_s"] is not None),
             "late_ms": median_spread([f["late_ms"] for f in figs]),
             "kernel_kills": median_spread([f["kernel_kills"] for f in figs]),
             "daemon_kills": median_spread([f["daemon_kills"] for f in figs]),
@@ -506,6 +514,13 @@ def main():
         "fewer than all)."
     )
     w(
+        "- **pressure → freed**: from the first sample at which MemAvailable fell below 10% of MemTotal "
+        "(the node's pressure onset; earlyoom's default line) to the same freed moment, for the same task. — "
+        "when the node never fell below 10% before the memory was freed (the guard acted earlier, as strict "
+        "limits do) or nothing was killed. Median and count as for onset → freed."
+        + ("" if recorded_low else " This run's sampler did not record the pressure onset yet: all —.")
+    )
+    w(
         "- **heartbeat late**: the worst lateness of bench/heartbeat.c, which wakes every 100 ms and reads "
         "/proc/loadavg, standing in for sshd and pbs_mom (an idle guest shows a few ms)."
     )
@@ -518,15 +533,15 @@ def main():
     w("")
     w(
         "Over all scenarios above: the medians of each cell added up (finished, innocent killed), the worst "
-        "cell's median heartbeat lateness, the median onset → freed over the cells that have one, and the "
-        "runs that hung or hit their deadline."
+        "cell's median heartbeat lateness, the median onset → freed and pressure → freed over the cells that "
+        "have one, and the runs that hung or hit their deadline."
     )
     w("")
     w(
         "| variant | finished (scenarios of ≤ 8 tasks) | finished in many | innocent killed | worst heartbeat late (ms) "
-        "| onset → freed, median of cells (s) | hung / timeout runs |"
+        "| onset → freed, median of cells (s) | pressure → freed, median of cells (s) | hung / timeout runs |"
     )
-    w("|---|---|---|---|---|---|---|")
+    w("|---|---|---|---|---|---|---|---|")
     for v in variants:
         cells_v = [agg[(s, v)] for s in scenarios if (s, v) in agg]
         small = [a for a in cells_v if a["n"] <= 8]
@@ -537,18 +552,23 @@ def main():
         inn = sum(a["innocent"][0] for a in cells_v if a["innocent"])
         late = max((a["late_ms"][0] for a in cells_v if a["late_ms"]), default=None)
         freed = [a["freed_s"][0] for a in cells_v if a["freed_s"]]
+        pfreed = [a["pressure_freed_s"][0] for a in cells_v if a["pressure_freed_s"]]
         hung = sum(a["hangs"] + a["timeouts"] for a in cells_v)
         runs = sum(a["runs"] for a in cells_v)
         name = f"**{VARIANT_LABEL[v]}**" if v in MEMGUARD else VARIANT_LABEL[v]
         w(
             f"| {name} | {fin:g}/{tot} | {many} | {inn:g} | {'—' if late is None else f'{late:.0f}'} | "
-            f"{f'{statistics.median(freed):.1f}' if freed else '—'} | {hung}/{runs} |"
+            f"{f'{statistics.median(freed):.1f}' if freed else '—'} | "
+            f"{f'{statistics.median(pfreed):.1f}' if pfreed else '—'} | {hung}/{runs} |"
         )
     w("")
     w("### Per cell")
     w("")
-    w("| scenario | variant | finished | innocent killed | onset → freed (s) | heartbeat late (ms) | hung / timeout | runs |")
-    w("|---|---|---|---|---|---|---|---|")
+    w(
+        "| scenario | variant | finished | innocent killed | onset → freed (s) | pressure → freed (s) "
+        "| heartbeat late (ms) | hung / timeout | runs |"
+    )
+    w("|---|---|---|---|---|---|---|---|---|")
     for s in scenarios:
         for v in variants:
             a = agg.get((s, v))
@@ -557,6 +577,9 @@ def main():
             freed = fmt(a["freed_s"], digits=1)
             if a["freed_s"] and a["freed_count"] < a["runs"]:
                 freed += f" [{a['freed_count']}]"
+            pfreed = fmt(a["pressure_freed_s"], digits=1)
+            if a["pressure_freed_s"] and a["pressure_count"] < a["runs"]:
+                pfreed += f" [{a['pressure_count']}]"
             ht = []
             if a["hangs"]:
                 ht.append(f"{a['hangs']} hung")
@@ -565,7 +588,7 @@ def main():
             name = f"**{VARIANT_LABEL[v]}**" if v in MEMGUARD else VARIANT_LABEL[v]
             w(
                 f"| {s} | {name} | {fmt_count(a['finished'], a['n'])} | {fmt_count(a['innocent'])} | {freed} | "
-                f"{fmt(a['late_ms'], digits=0)} | {', '.join(ht) or '—'} | {a['runs']} |"
+                f"{pfreed} | {fmt(a['late_ms'], digits=0)} | {', '.join(ht) or '—'} | {a['runs']} |"
             )
     w("")
     svg_plot(agg, scenarios, variants, args.svg)
@@ -623,8 +646,8 @@ def main():
         w("")
         w(
             "Cells in which a memguard variant did worse than the best of the other variants on the same "
-            "scenario (medians; onset → freed and heartbeat only when the difference is over 20% and over "
-            "0.2 s / 50 ms):"
+            "scenario (medians; onset → freed, pressure → freed and heartbeat only when the difference is over "
+            "20% and over 0.2 s / 50 ms):"
         )
         w("")
         for line in losses:
@@ -679,21 +702,31 @@ def main():
         w(
             f"memguardd, earlyoom and nohang side by side in one guest, started as above, counted over the "
             f"same {mins} minutes after 30 s of warm-up: CPU time (utime + stime from /proc/PID/stat), "
-            "context switches (/proc/PID/status), and VmRSS sampled every 10 s. memguardd locks its memory "
-            "(mlockall), so all of its mapped pages are resident."
+            "context switches (/proc/PID/status), VmRSS and RssAnon sampled every 10 s, and at the end USS "
+            "(Private_Clean + Private_Dirty) and PSS from /proc/PID/smaps_rollup. RSS counts shared library "
+            "pages (libc, libsystemd) that other processes on a real node map too, while USS is only the "
+            "daemon's own. memguardd locks its memory (mlockall), so all of its mapped pages are resident."
         )
         w("")
-        w("| daemon | CPU seconds | CPU % | voluntary switches | involuntary switches | switches / s | RSS avg (MiB) | RSS max (MiB) |")
-        w("|---|---|---|---|---|---|---|---|")
+
+        def mib(i, key):
+            return "—" if i.get(key) is None else f"{i[key] / 1024:.1f}"
+
+        w(
+            "| daemon | CPU seconds | CPU % | voluntary switches | involuntary switches | switches / s "
+            "| RSS avg (MiB) | RSS max (MiB) | RssAnon avg (MiB) | USS (MiB) | PSS (MiB) |"
+        )
+        w("|---|---|---|---|---|---|---|---|---|---|---|")
         for i in idle:
             if i.get("died"):
-                w(f"| {i['daemon']} | died during the measurement | | | | | | |")
+                w(f"| {i['daemon']} | died during the measurement | | | | | | | | | |")
                 continue
             wall = i["wall_s"] or 1
             sw = (i["voluntary_ctxt_switches"] + i["nonvoluntary_ctxt_switches"]) / wall
             w(
                 f"| {i['daemon']} | {i['cpu_s']:.2f} | {100 * i['cpu_s'] / wall:.3f} | {i['voluntary_ctxt_switches']} | "
-                f"{i['nonvoluntary_ctxt_switches']} | {sw:.1f} | {i['rss_avg_kib'] / 1024:.1f} | {i['rss_max_kib'] / 1024:.1f} |"
+                f"{i['nonvoluntary_ctxt_switches']} | {sw:.1f} | {mib(i, 'rss_avg_kib')} | {mib(i, 'rss_max_kib')} | "
+                f"{mib(i, 'rss_anon_avg_kib')} | {mib(i, 'uss_kib')} | {mib(i, 'pss_kib')} |"
             )
         w("")
 
@@ -710,7 +743,7 @@ def main():
         "Thresholds in percent (earlyoom's 10%, nohang's 5%, memguardd's 5% and 15%) are small in MiB here."
     )
     w(
-        "- Onset → freed is sampled every 100 ms (slower when the sampler itself stalls or 256 tasks are "
+        "- Onset → freed and pressure → freed are sampled every 100 ms (slower when the sampler itself stalls or 256 tasks are "
         "scanned), so values below ~0.2 s mean \"within a sample or two\"."
     )
     w(
@@ -746,7 +779,7 @@ def compare(agg, scenarios, variants):
                 b = agg.get((s, v))
                 if not b:
                     continue
-                for k, better in (("finished", max), ("innocent", min), ("late_ms", min), ("freed_s", min)):
+                for k, better in (("finished", max), ("innocent", min), ("late_ms", min), ("freed_s", min), ("pressure_freed_s", min)):
                     if b.get(k):
                         val = b[k][0]
                         if k not in best or better(val, best[k][0]) != best[k][0]:
@@ -770,6 +803,10 @@ def compare(agg, scenarios, variants):
                 x, (y, v) = a["freed_s"][0], best["freed_s"]
                 if x > 1.2 * y and x - y > 0.2:
                     out.append(f"**{s}**, {lab}: onset → freed {x:.1f} s, {VARIANT_LABEL[v]} {y:.1f} s.")
+            if a["pressure_freed_s"] and "pressure_freed_s" in best:
+                x, (y, v) = a["pressure_freed_s"][0], best["pressure_freed_s"]
+                if x > 1.2 * y and x - y > 0.2:
+                    out.append(f"**{s}**, {lab}: pressure → freed {x:.1f} s, {VARIANT_LABEL[v]} {y:.1f} s.")
             if a["hangs"] or a["timeouts"]:
                 out.append(f"**{s}**, {lab}: {a['hangs']} hung and {a['timeouts']} timed-out runs.")
     return out

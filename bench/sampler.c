@@ -11,8 +11,10 @@
  *          (SHARE_KIB is (MemTotal - 5%) / N; memguard's own share is smaller,
  *          since it counts only what is available, so 90% would miss its kills)
  *   gone   the first sample, after first, with no live process (memory freed)
- * and the most it held. Writes JSON to OUT.json every second, and after one
- * last sample on SIGTERM. */
+ * and the most it held. For the node: the lowest MemAvailable, and the first
+ * sample at which MemAvailable < MemTotal / 10 (pressure onset, earlyoom's
+ * default line; mem_available_low_ms, 0 when never). Writes JSON to OUT.json
+ * every second, and after one last sample on SIGTERM. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -127,7 +129,8 @@ static int classify(int pid, const char *tag_entry)
 }
 
 static void dump(const char *path, const struct task *t, int ntasks, long long share_kib, long long start,
-                 long long avail_min_kib, long long worst_scan_ms, unsigned samples, int final)
+                 long long avail_min_kib, long long avail_low_ms, long long worst_scan_ms, unsigned samples,
+                 int final)
 {
 	char tmp[4096];
 	FILE *f;
@@ -138,8 +141,9 @@ static void dump(const char *path, const struct task *t, int ntasks, long long s
 		return;
 	fprintf(f,
 	        "{\"start_ms\":%lld,\"share_kib\":%lld,\"samples\":%u,\"worst_scan_ms\":%lld,"
-	        "\"mem_available_min_kib\":%lld,\"final\":%s,\"tasks\":[",
-	        start, share_kib, samples, worst_scan_ms, avail_min_kib, final ? "true" : "false");
+	        "\"mem_available_min_kib\":%lld,\"mem_available_low_ms\":%lld,\"final\":%s,\"tasks\":[",
+	        start, share_kib, samples, worst_scan_ms, avail_min_kib, avail_low_ms,
+	        final ? "true" : "false");
 	for (int i = 0; i < ntasks; i++)
 		fprintf(f, "%s[%lld,%lld,%lld,%ld,%ld]", i ? "," : "", t[i].first, t[i].onset, t[i].gone,
 		        t[i].max_kib, t[i].max_procs);
@@ -148,13 +152,16 @@ static void dump(const char *path, const struct task *t, int ntasks, long long s
 		rename(tmp, path);
 }
 
-static long long mem_available_kib(void)
+/* MemAvailable, and MemTotal into *total_kib, from one read: -1 when unreadable. */
+static long long mem_available_kib(long long *total_kib)
 {
 	char buf[4096];
-	const char *p;
+	const char *p, *q;
 
-	if (read_file("/proc/meminfo", buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "MemAvailable:")))
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "MemAvailable:")) ||
+	    !(q = strstr(buf, "MemTotal:")))
 		return -1;
+	*total_kib = atoll(q + 9);
 	return atoll(p + 13);
 }
 
@@ -163,7 +170,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_signal};
 	char tag_entry[256], path[64], buf[1024];
 	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
-	long long interval, share_kib, start, last_dump = 0, worst_scan = 0, avail_min = -1;
+	long long interval, share_kib, start, last_dump = 0, worst_scan = 0, avail_min = -1, low_at = 0;
 	unsigned samples = 0;
 	int ntasks;
 
@@ -187,6 +194,8 @@ int main(int argc, char **argv)
 	for (;;) {
 		int last = stop; /* after SIGTERM: one more sample, so the end is seen */
 		long long t0 = now_ms(CLOCK_MONOTONIC), now = now_ms(CLOCK_REALTIME);
+		/* Read next to now, not after the scan, which stalls under pressure. */
+		long long total = 0, avail = mem_available_kib(&total);
 		DIR *proc = opendir("/proc");
 		struct dirent *de;
 
@@ -253,15 +262,16 @@ int main(int argc, char **argv)
 				k->gone = now;
 			}
 		}
-		long long avail = mem_available_kib();
 		if (avail >= 0 && (avail_min < 0 || avail < avail_min))
 			avail_min = avail;
+		if (!low_at && avail >= 0 && avail * 10 < total)
+			low_at = now;
 		samples++;
 		long long took = now_ms(CLOCK_MONOTONIC) - t0;
 		if (took > worst_scan)
 			worst_scan = took;
 		if (now - last_dump >= 1000) {
-			dump(argv[4], t, ntasks, share_kib, start, avail_min, worst_scan, samples, 0);
+			dump(argv[4], t, ntasks, share_kib, start, avail_min, low_at, worst_scan, samples, 0);
 			last_dump = now;
 		}
 		if (last)
@@ -275,6 +285,6 @@ int main(int argc, char **argv)
 		while (!stop && nanosleep(&d, &d) < 0 && errno == EINTR)
 			;
 	}
-	dump(argv[4], t, ntasks, share_kib, start, avail_min, worst_scan, samples, 1);
+	dump(argv[4], t, ntasks, share_kib, start, avail_min, low_at, worst_scan, samples, 1);
 	return 0;
 }
