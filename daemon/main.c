@@ -64,8 +64,10 @@ struct daemon {
 	bool trigger_fired;
 	uint64_t last_kill_usec;
 	struct mg_meminfo mem;
-	uint64_t fall_from_available, fall_from_usec, fall_bps; /* MemAvailable's rate of fall */
-	bool cli_dry_run;                                       /* -n and -v outlive a reload */
+	uint64_t fall_from_available, fall_from_usec; /* where the current span of MemAvailable began */
+	uint64_t span_fall_bps;                       /* its rate of fall over the span before */
+	uint64_t fall_bps;                            /* what the policy sees */
+	bool cli_dry_run;                             /* -n and -v outlive a reload */
 	int cli_verbose;
 };
 
@@ -243,17 +245,18 @@ static int on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* MemAvailable's rate of fall: the slower of the last two spans, so that one
+ * burst (a file copied to tmpfs, a heap touched at start) is not a trend. */
 static void update_fall_rate(struct daemon *d, uint64_t available, uint64_t now)
 {
-	uint64_t span = now - d->fall_from_usec;
+	uint64_t span = now - d->fall_from_usec, bps = 0;
 
 	if (d->fall_from_usec && span < FALL_SPAN_MIN_USEC)
 		return;
-	if (d->fall_from_usec)
-		d->fall_bps = d->fall_from_available > available
-		                      ? (uint64_t)((unsigned __int128)(d->fall_from_available - available) *
-		                                   1000000u / span)
-		                      : 0;
+	if (d->fall_from_usec && d->fall_from_available > available)
+		bps = (uint64_t)((unsigned __int128)(d->fall_from_available - available) * 1000000u / span);
+	d->fall_bps = bps < d->span_fall_bps ? bps : d->span_fall_bps;
+	d->span_fall_bps = bps;
 	d->fall_from_available = available;
 	d->fall_from_usec = now;
 }
@@ -415,13 +418,13 @@ static void write_pidfile(void)
 static const char *describe_policy(const struct mg_policy *p, char *buf)
 {
 	char amin[MG_SIZE_STRLEN], apress[MG_SIZE_STRLEN];
-	int n = snprintf(buf, 256, "act below MemAvailable %s, or below %s under pressure",
+	int n = snprintf(buf, 256, "act below MemAvailable %s; below %s under pressure",
 	                 mg_size_format(p->available_min, amin),
 	                 mg_size_format(p->available_pressure, apress));
 
 	if (p->lead_usec && n > 0 && n < 256)
 		snprintf(buf + n, 256 - (size_t)n, " or when falling to %s within %" PRIu64 " ms", amin,
-		         p->lead_usec / 1000);
+		         (p->lead_usec + 999) / 1000);
 	return buf;
 }
 

@@ -32,7 +32,8 @@ static bool floor_ahead(const struct mg_policy *p, const struct mg_node_state *n
 {
 	uint64_t avail = node->mem.mem_available;
 
-	if (!p->lead_usec || avail >= p->available_pressure || avail < p->available_min)
+	if (!p->lead_usec || !node->available_fall_bps || avail >= p->available_pressure ||
+	    avail < p->available_min)
 		return false;
 	return (unsigned __int128)node->available_fall_bps * p->lead_usec / 1000000u >=
 	       avail - p->available_min;

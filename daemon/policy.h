@@ -23,7 +23,8 @@ struct mg_node_state {
 	struct mg_meminfo mem;
 	struct mg_psi psi;           /* /proc/pressure/memory */
 	bool trigger_fired;          /* a PSI trigger fired since the last decision */
-	uint64_t available_fall_bps; /* how fast MemAvailable fell lately, bytes/s; 0 when not falling */
+	uint64_t available_fall_bps; /* how fast MemAvailable fell, bytes/s, over its last two spans (the
+	                                slower) */
 	uint64_t now_usec;
 	uint64_t last_kill_usec; /* 0: never */
 };
@@ -58,10 +59,11 @@ struct mg_decision {
  * cgroup is read before this. */
 bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_state *node);
 
-/* Decides, when mg_policy_needs_memory() says so. The victim is the eligible cgroup furthest over its
- * share (memory.current / share, in 1% steps), then the fastest grower, then
- * the largest. A kill within settle_usec of the last one waits, unless
- * MemAvailable is below half of available_min. */
+/* Decides, when mg_policy_needs_memory() says so. The victim is the
+ * eligible cgroup furthest over its share (memory.current / share, in 1%
+ * steps), then the fastest grower, then the largest. A kill within
+ * settle_usec of the last one waits, unless MemAvailable is below half of
+ * available_min. */
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret);
 

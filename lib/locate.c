@@ -69,13 +69,23 @@ static int parse_line(const char *line, const char *end, struct mg_cgroup_mounts
 	}
 	if (!dash || dash + 3 >= n)
 		return 0;
-	const struct field *mnt = &f[4], *fstype = &f[dash + 1], *super = &f[dash + 3];
+	const struct field *root = &f[3], *mnt = &f[4], *fstype = &f[dash + 1], *super = &f[dash + 3];
 	char **slot = NULL;
-	if (field_is(fstype, "cgroup2"))
+	if (field_is(fstype, "cgroup2")) {
+		/* A bind mount of a subtree may lack controllers the root has. */
+		bool is_root = field_is(root, "/");
+		if (ret->v2 && (ret->v2_is_root || !is_root))
+			return 0;
+		free(ret->v2);
+		ret->v2 = NULL;
+		ret->v2_is_root = is_root;
 		slot = &ret->v2;
-	else if (field_is(fstype, "cgroup") && has_option(super->s, super->len, "memory"))
+	} else if (field_is(fstype, "cgroup") && has_option(super->s, super->len, "memory")) {
+		if (ret->v1_memory)
+			return 0;
 		slot = &ret->v1_memory;
-	if (!slot || *slot)
+	}
+	if (!slot)
 		return 0;
 	*slot = unescape(mnt->s, mnt->len);
 	return *slot ? 0 : -ENOMEM;

@@ -9,11 +9,13 @@ struct mg_cgroup_mount {
 	bool unified; /* true when that hierarchy is cgroup v2 */
 };
 
-/* The cgroup mounts listed in a mountinfo text: the first cgroup2 mount, and
- * the first v1 mount whose super options include "memory". Either is NULL
- * when there is none; the caller frees both. Pure: tests feed it text. */
+/* The cgroup mounts listed in a mountinfo text: the first cgroup2 mount of
+ * the hierarchy's root (else of a subtree, a bind mount), and the first v1
+ * mount whose super options include "memory". Either is NULL when there is
+ * none; the caller frees both. Pure: tests feed it text. */
 struct mg_cgroup_mounts {
 	char *v2;
+	bool v2_is_root; /* v2 shows the whole hierarchy, not a subtree */
 	char *v1_memory;
 };
 int mg_mountinfo_parse_cgroups(const char *text, struct mg_cgroup_mounts *ret);

@@ -106,6 +106,30 @@ static void parse_the_first_mount_wins(void **state)
 	                                            &m),
 	                 0);
 	assert_string_equal(m.v2, "/first");
+	assert_true(m.v2_is_root);
+	mg_cgroup_mounts_done(&m);
+}
+
+static void parse_prefers_the_root_to_a_bound_subtree(void **state)
+{
+	struct mg_cgroup_mounts m;
+
+	/* A container runtime's bind of one cgroup first, the real mount after it. */
+	assert_int_equal(mg_mountinfo_parse_cgroups("40 1 0:40 /system.slice/x /run/x rw - cgroup2 none rw\n"
+	                                            "41 1 0:40 /other /run/y rw - cgroup2 none rw\n"
+	                                            "42 1 0:40 / /sys/fs/cgroup rw - cgroup2 none rw\n"
+	                                            "43 1 0:40 / /later rw - cgroup2 none rw\n",
+	                                            &m),
+	                 0);
+	assert_string_equal(m.v2, "/sys/fs/cgroup");
+	mg_cgroup_mounts_done(&m);
+	/* With only subtrees, the first one is still better than nothing. */
+	assert_int_equal(mg_mountinfo_parse_cgroups("40 1 0:40 /a /run/a rw - cgroup2 none rw\n"
+	                                            "41 1 0:40 /b /run/b rw - cgroup2 none rw\n",
+	                                            &m),
+	                 0);
+	assert_string_equal(m.v2, "/run/a");
+	assert_false(m.v2_is_root);
 	mg_cgroup_mounts_done(&m);
 }
 
@@ -203,6 +227,7 @@ int main(void)
 	        cmocka_unit_test(parse_unescapes_mount_point),
 	        cmocka_unit_test(parse_memory_must_be_a_whole_option),
 	        cmocka_unit_test(parse_the_first_mount_wins),
+	        cmocka_unit_test(parse_prefers_the_root_to_a_bound_subtree),
 	        cmocka_unit_test(parse_survives_garbage),
 	        cmocka_unit_test_setup_teardown(find_prefers_v2_with_memory, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(find_falls_back_to_v1, ft_setup, ft_teardown),

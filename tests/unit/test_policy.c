@@ -152,6 +152,7 @@ static void needs_memory_lead_table(void **state)
 	        {"the floor just after the lead", 100 * MiB, 71 * MiB, SEC / 2, false},
 	        {"above the pressure band, however fast", 256 * MiB, 10 * GiB, SEC / 2, false},
 	        {"not falling", 100 * MiB, 0, SEC / 2, false},
+	        {"at the floor, not falling", 64 * MiB, 0, SEC / 2, false},
 	        {"lead off", 100 * MiB, GiB, 0, false},
 	        {"a rate that would overflow", 65 * MiB, UINT64_MAX, 10 * SEC, true},
 	        {"already below the floor: the floor rule", 63 * MiB, 0, SEC / 2, true},
