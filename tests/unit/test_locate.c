@@ -34,103 +34,64 @@ static const char hybrid[] =
         "30 25 0:29 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:11 - cgroup cgroup "
         "rw,memory\n";
 
-static void parse_unified(void **state)
+struct parse_case {
+	const char *what, *text;
+	const char *v2, *v1_memory; /* NULL: none expected */
+	bool v2_is_root;
+};
+
+static void parse_table(void **state)
 {
-	struct mg_cgroup_mounts m;
+	static const struct parse_case cases[] = {
+	        {"unified", unified, "/sys/fs/cgroup", NULL, true},
+	        {"hybrid", hybrid, "/sys/fs/cgroup/unified", "/sys/fs/cgroup/memory", true},
+	        {"no optional fields, then several: the separator is found either way",
+	         "40 1 0:40 / /cg rw - cgroup2 none rw\n"
+	         "41 1 0:41 / /v1 rw shared:3 master:2 propagate_from:1 unbindable - cgroup none rw,memory",
+	         "/cg", "/v1", true},
+	        {"escapes in the mount point", "40 1 0:40 / /mnt/my\\040cgroups\\134x rw - cgroup2 none rw\n",
+	         "/mnt/my cgroups\\x", NULL, true},
+	        {"name=memory and memory_recursiveprot are not the memory controller",
+	         "41 1 0:41 / /a rw - cgroup none rw,name=memory\n"
+	         "42 1 0:42 / /b rw - cgroup none rw,memory_recursiveprot\n"
+	         "43 1 0:43 / /c rw - cgroup none rw,pids,memory\n",
+	         NULL, "/c", false},
+	        {"the first mount wins",
+	         "40 1 0:40 / /first rw - cgroup2 none rw\n"
+	         "41 1 0:40 / /second rw - cgroup2 none rw\n",
+	         "/first", NULL, true},
+	        {"a container runtime's binds of one cgroup come before the root mount",
+	         "40 1 0:40 /system.slice/x /run/x rw - cgroup2 none rw\n"
+	         "41 1 0:40 /other /run/y rw - cgroup2 none rw\n"
+	         "42 1 0:40 / /sys/fs/cgroup rw - cgroup2 none rw\n"
+	         "43 1 0:40 / /later rw - cgroup2 none rw\n",
+	         "/sys/fs/cgroup", NULL, true},
+	        {"only subtrees: the first is better than nothing",
+	         "40 1 0:40 /a /run/a rw - cgroup2 none rw\n"
+	         "41 1 0:40 /b /run/b rw - cgroup2 none rw\n",
+	         "/run/a", NULL, false},
+	};
 
-	assert_int_equal(mg_mountinfo_parse_cgroups(unified, &m), 0);
-	assert_string_equal(m.v2, "/sys/fs/cgroup");
-	assert_null(m.v1_memory);
-	mg_cgroup_mounts_done(&m);
-	assert_null(m.v2);
-}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct parse_case *c = &cases[i];
+		struct mg_cgroup_mounts m;
 
-static void parse_hybrid(void **state)
-{
-	struct mg_cgroup_mounts m;
-
-	assert_int_equal(mg_mountinfo_parse_cgroups(hybrid, &m), 0);
-	assert_string_equal(m.v2, "/sys/fs/cgroup/unified");
-	assert_string_equal(m.v1_memory, "/sys/fs/cgroup/memory");
-	mg_cgroup_mounts_done(&m);
-}
-
-static void parse_without_tags_and_with_many(void **state)
-{
-	struct mg_cgroup_mounts m;
-
-	/* No optional fields at all, then several: the separator is found either way. */
-	assert_int_equal(mg_mountinfo_parse_cgroups("40 1 0:40 / /cg rw - cgroup2 none rw\n"
-	                                            "41 1 0:41 / /v1 rw shared:3 master:2 propagate_from:1 "
-	                                            "unbindable - cgroup none rw,memory",
-	                                            &m),
-	                 0);
-	assert_string_equal(m.v2, "/cg");
-	assert_string_equal(m.v1_memory, "/v1");
-	mg_cgroup_mounts_done(&m);
-}
-
-static void parse_unescapes_mount_point(void **state)
-{
-	struct mg_cgroup_mounts m;
-
-	assert_int_equal(mg_mountinfo_parse_cgroups(
-	                         "40 1 0:40 / /mnt/my\\040cgroups\\134x rw - cgroup2 none rw\n", &m),
-	                 0);
-	assert_string_equal(m.v2, "/mnt/my cgroups\\x");
-	mg_cgroup_mounts_done(&m);
-}
-
-static void parse_memory_must_be_a_whole_option(void **state)
-{
-	struct mg_cgroup_mounts m;
-
-	/* name=memory and memory_recursiveprot are not the memory controller. */
-	assert_int_equal(
-	        mg_mountinfo_parse_cgroups("41 1 0:41 / /a rw - cgroup none rw,name=memory\n"
-	                                   "42 1 0:42 / /b rw - cgroup none rw,memory_recursiveprot\n"
-	                                   "43 1 0:43 / /c rw - cgroup none rw,pids,memory\n",
-	                                   &m),
-	        0);
-	assert_string_equal(m.v1_memory, "/c");
-	assert_null(m.v2);
-	mg_cgroup_mounts_done(&m);
-}
-
-static void parse_the_first_mount_wins(void **state)
-{
-	struct mg_cgroup_mounts m;
-
-	assert_int_equal(mg_mountinfo_parse_cgroups("40 1 0:40 / /first rw - cgroup2 none rw\n"
-	                                            "41 1 0:40 / /second rw - cgroup2 none rw\n",
-	                                            &m),
-	                 0);
-	assert_string_equal(m.v2, "/first");
-	assert_true(m.v2_is_root);
-	mg_cgroup_mounts_done(&m);
-}
-
-static void parse_prefers_the_root_to_a_bound_subtree(void **state)
-{
-	struct mg_cgroup_mounts m;
-
-	/* A container runtime's bind of one cgroup first, the real mount after it. */
-	assert_int_equal(mg_mountinfo_parse_cgroups("40 1 0:40 /system.slice/x /run/x rw - cgroup2 none rw\n"
-	                                            "41 1 0:40 /other /run/y rw - cgroup2 none rw\n"
-	                                            "42 1 0:40 / /sys/fs/cgroup rw - cgroup2 none rw\n"
-	                                            "43 1 0:40 / /later rw - cgroup2 none rw\n",
-	                                            &m),
-	                 0);
-	assert_string_equal(m.v2, "/sys/fs/cgroup");
-	mg_cgroup_mounts_done(&m);
-	/* With only subtrees, the first one is still better than nothing. */
-	assert_int_equal(mg_mountinfo_parse_cgroups("40 1 0:40 /a /run/a rw - cgroup2 none rw\n"
-	                                            "41 1 0:40 /b /run/b rw - cgroup2 none rw\n",
-	                                            &m),
-	                 0);
-	assert_string_equal(m.v2, "/run/a");
-	assert_false(m.v2_is_root);
-	mg_cgroup_mounts_done(&m);
+		print_message("%s\n", c->what);
+		assert_int_equal(mg_mountinfo_parse_cgroups(c->text, &m), 0);
+		if (c->v2) {
+			assert_string_equal(m.v2, c->v2);
+			assert_int_equal(m.v2_is_root, c->v2_is_root);
+		} else {
+			assert_null(m.v2);
+		}
+		if (c->v1_memory)
+			assert_string_equal(m.v1_memory, c->v1_memory);
+		else
+			assert_null(m.v1_memory);
+		mg_cgroup_mounts_done(&m);
+		assert_null(m.v2);
+		assert_null(m.v1_memory);
+	}
 }
 
 static void parse_survives_garbage(void **state)
@@ -172,36 +133,31 @@ static void fake_layout(struct fake_tree *t, const char *v2_controllers, bool wi
 	ft_mkdir(t->fd, "v1");
 }
 
-static void find_prefers_v2_with_memory(void **state)
+/* The mount found for a layout: the tree's subdirectory want, v2 or not. */
+static void expect_found(struct fake_tree *t, const char *v2_controllers, const char *want, bool want_unified)
 {
-	struct fake_tree *t = *state;
 	struct mg_cgroup_mount m;
-	char want[PATH_MAX + 8];
+	char path[PATH_MAX + 8];
 
-	fake_layout(t, "cpuset cpu io memory pids\n", true);
+	fake_layout(t, v2_controllers, true);
 	int procfd = ft_open_dir(t->fd, "proc");
 	assert_int_equal(mg_cgroup_find_memory_mount(procfd, &m), 0);
-	snprintf(want, sizeof(want), "%s/v2", t->path);
-	assert_string_equal(m.path, want);
-	assert_true(m.unified);
+	snprintf(path, sizeof(path), "%s/%s", t->path, want);
+	assert_string_equal(m.path, path);
+	assert_int_equal(m.unified, want_unified);
 	mg_cgroup_mount_done(&m);
 	close(procfd);
 }
 
+static void find_prefers_v2_with_memory(void **state)
+{
+	expect_found(*state, "cpuset cpu io memory pids\n", "v2", true);
+}
+
 static void find_falls_back_to_v1(void **state)
 {
-	struct fake_tree *t = *state;
-	struct mg_cgroup_mount m;
-	char want[PATH_MAX + 8];
-
-	fake_layout(t, "cpu io pids\n", true); /* "memoryx" would not count either */
-	int procfd = ft_open_dir(t->fd, "proc");
-	assert_int_equal(mg_cgroup_find_memory_mount(procfd, &m), 0);
-	snprintf(want, sizeof(want), "%s/v1", t->path);
-	assert_string_equal(m.path, want);
-	assert_false(m.unified);
-	mg_cgroup_mount_done(&m);
-	close(procfd);
+	/* Hybrid: the unified tree exists but has no memory controller. */
+	expect_found(*state, "cpu io pids\n", "v1", false);
 }
 
 static void find_none(void **state)
@@ -221,13 +177,7 @@ static void find_none(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(parse_unified),
-	        cmocka_unit_test(parse_hybrid),
-	        cmocka_unit_test(parse_without_tags_and_with_many),
-	        cmocka_unit_test(parse_unescapes_mount_point),
-	        cmocka_unit_test(parse_memory_must_be_a_whole_option),
-	        cmocka_unit_test(parse_the_first_mount_wins),
-	        cmocka_unit_test(parse_prefers_the_root_to_a_bound_subtree),
+	        cmocka_unit_test(parse_table),
 	        cmocka_unit_test(parse_survives_garbage),
 	        cmocka_unit_test_setup_teardown(find_prefers_v2_with_memory, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(find_falls_back_to_v1, ft_setup, ft_teardown),

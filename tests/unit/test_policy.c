@@ -88,27 +88,43 @@ struct needs_case {
 	uint32_t full_avg10;
 	uint32_t full_avg10_max;
 	bool expect;
+	uint64_t fall_bps, lead_usec; /* the lead: MemAvailable's rate of fall, and how far ahead to act */
 };
 
 static void needs_memory_truth_table(void **state)
 {
 	static const struct needs_case cases[] = {
-	        {"plenty, no pressure", 512 * MiB, false, 0, 1000, false},
-	        {"below available_min, no pressure at all", 63 * MiB, false, 0, 1000, true},
-	        {"just below available_min", 64 * MiB - 1, false, 0, 1000, true},
-	        {"exactly available_min is not below it", 64 * MiB, false, 0, 1000, false},
-	        {"below available_min, avg10 rule disabled", 10 * MiB, false, 0, UINT32_MAX, true},
-	        {"trigger fired, below available_pressure", 200 * MiB, true, 0, 1000, true},
-	        {"trigger fired, just below available_pressure", 256 * MiB - 1, true, 0, 1000, true},
-	        {"trigger fired, exactly available_pressure", 256 * MiB, true, 0, 1000, false},
-	        {"trigger fired, above available_pressure", 300 * MiB, true, 5000, 1000, false},
-	        {"avg10 at the threshold, below available_pressure", 200 * MiB, false, 1000, 1000, true},
-	        {"avg10 over the threshold, below available_pressure", 200 * MiB, false, 3800, 1000, true},
-	        {"avg10 just under the threshold", 200 * MiB, false, 999, 1000, false},
-	        {"avg10 over the threshold, above available_pressure", 300 * MiB, false, 9000, 1000, false},
-	        {"avg10 100.00% with the rule disabled", 200 * MiB, false, 10000, UINT32_MAX, false},
-	        {"trigger with the avg10 rule disabled", 200 * MiB, true, 10000, UINT32_MAX, true},
-	        {"no MemAvailable at all, nothing else", 0, false, 0, UINT32_MAX, true},
+	        {"plenty, no pressure", 512 * MiB, false, 0, 1000, false, 0, 0},
+	        {"below available_min, no pressure at all", 63 * MiB, false, 0, 1000, true, 0, 0},
+	        {"just below available_min", 64 * MiB - 1, false, 0, 1000, true, 0, 0},
+	        {"exactly available_min is not below it", 64 * MiB, false, 0, 1000, false, 0, 0},
+	        {"below available_min, avg10 rule disabled", 10 * MiB, false, 0, UINT32_MAX, true, 0, 0},
+	        {"trigger fired, below available_pressure", 200 * MiB, true, 0, 1000, true, 0, 0},
+	        {"trigger fired, just below available_pressure", 256 * MiB - 1, true, 0, 1000, true, 0, 0},
+	        {"trigger fired, exactly available_pressure", 256 * MiB, true, 0, 1000, false, 0, 0},
+	        {"trigger fired, above available_pressure", 300 * MiB, true, 5000, 1000, false, 0, 0},
+	        {"avg10 at the threshold, below available_pressure", 200 * MiB, false, 1000, 1000, true, 0,
+	         0},
+	        {"avg10 over the threshold, below available_pressure", 200 * MiB, false, 3800, 1000, true, 0,
+	         0},
+	        {"avg10 just under the threshold", 200 * MiB, false, 999, 1000, false, 0, 0},
+	        {"avg10 over the threshold, above available_pressure", 300 * MiB, false, 9000, 1000, false, 0,
+	         0},
+	        {"avg10 100.00% with the rule disabled", 200 * MiB, false, 10000, UINT32_MAX, false, 0, 0},
+	        {"trigger with the avg10 rule disabled", 200 * MiB, true, 10000, UINT32_MAX, true, 0, 0},
+	        {"no MemAvailable at all, nothing else", 0, false, 0, UINT32_MAX, true, 0, 0},
+	        /* Inside the pressure band, act when MemAvailable would reach available_min within the lead.
+	         */
+	        {"falling, but the floor is far", 200 * MiB, false, 0, 1000, false, 100 * MiB, SEC / 2},
+	        {"the floor within the lead", 100 * MiB, false, 0, 1000, true, 100 * MiB, SEC / 2},
+	        {"the floor exactly at the lead", 100 * MiB, false, 0, 1000, true, 72 * MiB, SEC / 2},
+	        {"the floor just after the lead", 100 * MiB, false, 0, 1000, false, 71 * MiB, SEC / 2},
+	        {"above the pressure band, however fast", 256 * MiB, false, 0, 1000, false, 10 * GiB,
+	         SEC / 2},
+	        {"not falling", 100 * MiB, false, 0, 1000, false, 0, SEC / 2},
+	        {"at the floor, not falling", 64 * MiB, false, 0, 1000, false, 0, SEC / 2},
+	        {"lead off", 100 * MiB, false, 0, 1000, false, GiB, 0},
+	        {"a rate that would overflow", 65 * MiB, false, 0, 1000, true, UINT64_MAX, 10 * SEC},
 	};
 	struct mg_policy p = policy();
 
@@ -118,9 +134,11 @@ static void needs_memory_truth_table(void **state)
 		        .mem = {.mem_total = GiB, .mem_available = c->available},
 		        .psi = {.full = {.present = true, .avg10 = c->full_avg10}},
 		        .trigger_fired = c->trigger,
+		        .available_fall_bps = c->fall_bps,
 		        .now_usec = 1000 * SEC,
 		};
 		p.full_avg10_max = c->full_avg10_max;
+		p.lead_usec = c->lead_usec;
 		bool got = mg_policy_needs_memory(&p, &node);
 		if (got != c->expect)
 			print_error("case %zu (%s): needs_memory = %d, want %d\n", i, c->what, got,
@@ -132,46 +150,6 @@ static void needs_memory_truth_table(void **state)
 		struct mg_decision d;
 		decide(&p, &node, &g, 1, &d);
 		assert_int_equal(d.verdict, c->expect ? MG_VERDICT_KILL : MG_VERDICT_CALM);
-	}
-}
-
-/* The lead: inside the pressure band, act when MemAvailable would reach
- * available_min within lead_usec at its rate of fall. */
-struct lead_case {
-	const char *what;
-	uint64_t available, fall_bps, lead_usec;
-	bool expect;
-};
-
-static void needs_memory_lead_table(void **state)
-{
-	static const struct lead_case cases[] = {
-	        {"falling, but the floor is far", 200 * MiB, 100 * MiB, SEC / 2, false},
-	        {"the floor within the lead", 100 * MiB, 100 * MiB, SEC / 2, true},
-	        {"the floor exactly at the lead", 100 * MiB, 72 * MiB, SEC / 2, true},
-	        {"the floor just after the lead", 100 * MiB, 71 * MiB, SEC / 2, false},
-	        {"above the pressure band, however fast", 256 * MiB, 10 * GiB, SEC / 2, false},
-	        {"not falling", 100 * MiB, 0, SEC / 2, false},
-	        {"at the floor, not falling", 64 * MiB, 0, SEC / 2, false},
-	        {"lead off", 100 * MiB, GiB, 0, false},
-	        {"a rate that would overflow", 65 * MiB, UINT64_MAX, 10 * SEC, true},
-	        {"already below the floor: the floor rule", 63 * MiB, 0, SEC / 2, true},
-	};
-	struct mg_policy p = policy();
-
-	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
-		const struct lead_case *c = &cases[i];
-		struct mg_node_state node = {
-		        .mem = {.mem_total = GiB, .mem_available = c->available},
-		        .available_fall_bps = c->fall_bps,
-		        .now_usec = 1000 * SEC,
-		};
-		p.lead_usec = c->lead_usec;
-		bool got = mg_policy_needs_memory(&p, &node);
-		if (got != c->expect)
-			print_error("case %zu (%s): needs_memory = %d, want %d\n", i, c->what, got,
-			            c->expect);
-		assert_int_equal(got, c->expect);
 	}
 }
 
@@ -645,19 +623,12 @@ static void decide_four_elastic_tasks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(needs_memory_truth_table),
-	        cmocka_unit_test(needs_memory_lead_table),
-	        cmocka_unit_test(decide_why_names_the_fall),
-	        cmocka_unit_test(percent_of_share_table),
-	        cmocka_unit_test(percent_of_share_saturates),
-	        cmocka_unit_test(decide_victim_table),
-	        cmocka_unit_test(decide_huge_values),
-	        cmocka_unit_test(decide_nothing_in_scope),
-	        cmocka_unit_test(decide_calm_when_not_needed),
-	        cmocka_unit_test(decide_settling_table),
-	        cmocka_unit_test(decide_settling_without_victim),
-	        cmocka_unit_test(decide_why_text),
-	        cmocka_unit_test(decide_why_huge_values),
+	        cmocka_unit_test(needs_memory_truth_table),  cmocka_unit_test(decide_why_names_the_fall),
+	        cmocka_unit_test(percent_of_share_table),    cmocka_unit_test(percent_of_share_saturates),
+	        cmocka_unit_test(decide_victim_table),       cmocka_unit_test(decide_huge_values),
+	        cmocka_unit_test(decide_nothing_in_scope),   cmocka_unit_test(decide_calm_when_not_needed),
+	        cmocka_unit_test(decide_settling_table),     cmocka_unit_test(decide_settling_without_victim),
+	        cmocka_unit_test(decide_why_text),           cmocka_unit_test(decide_why_huge_values),
 	        cmocka_unit_test(decide_four_elastic_tasks),
 	};
 
