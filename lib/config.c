@@ -38,7 +38,7 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .trigger_window_usec = 1000000,
 	        .settle_usec = 2000000,
 	        .poll_max_usec = 1000000,
-	        .lead_usec = 500000,
+	        .lead_usec = 250000,
 	        .dry_run = false,
 	        .throttle = false,
 	        .kill_log = "/var/log/memguard/kills.jsonl",

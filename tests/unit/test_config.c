@@ -74,7 +74,7 @@ static void defaults(void **state)
 	assert_true(c.trigger_window_usec == 1000000);
 	assert_true(c.settle_usec == 2000000);
 	assert_true(c.poll_max_usec == 1000000);
-	assert_true(c.lead_usec == 500000);
+	assert_true(c.lead_usec == 250000);
 	assert_false(c.dry_run);
 	assert_string_equal(c.kill_log, "/var/log/memguard/kills.jsonl");
 }
@@ -114,7 +114,7 @@ static void explicit_defaults_change_nothing(void **state)
 	        "trigger_window = 1s\n"
 	        "settle = 2s\n"
 	        "poll_max = 1s\n"
-	        "lead_time = 500ms\n"
+	        "lead_time = 250ms\n"
 	        "dry_run = no\n"
 	        "kill_log = /var/log/memguard/kills.jsonl\n";
 	struct mg_config c, d;
