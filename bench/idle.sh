@@ -46,7 +46,8 @@ for name in "${names[@]}"; do
 done
 
 # ticks PID: utime + stime; ctx PID FIELD; rss PID: VmRSS RssAnon (KiB, one read);
-# own PID: USS Pss (KiB), "null null" when smaps_rollup cannot be read
+# own PID: USS Pss (KiB), "null null" when smaps_rollup cannot be read. (No < <(...): the guest has
+# no /dev/fd.)
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 ctx() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 rss() { awk '$1 == "VmRSS:" { r = $2 } $1 == "RssAnon:" { a = $2 } END { print r + 0, a + 0 }' "/proc/$1/status"; }
@@ -73,7 +74,7 @@ for ((s = 0; s < minutes * 6; s++)); do
 	sleep 10
 	samples=$((samples + 1))
 	for name in "${names[@]}"; do
-		read -r r a < <(rss "${pid[$name]}" 2>/dev/null || echo 0 0)
+		read -r r a <<<"$(rss "${pid[$name]}" 2>/dev/null || echo 0 0)"
 		rss_sum[$name]=$((rss_sum[$name] + r))
 		anon_sum[$name]=$((anon_sum[$name] + a))
 		((r > rss_max[$name])) && rss_max[$name]=$r
@@ -87,7 +88,7 @@ for name in "${names[@]}"; do
 		continue
 	fi
 	t=$(ticks "$p")
-	read -r uss pss < <(own "$p")
+	read -r uss pss <<<"$(own "$p")"
 	printf '{"kind":"idle","daemon":"%s","minutes":%d,"wall_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"nonvoluntary_ctxt_switches":%d,"rss_avg_kib":%d,"rss_max_kib":%d,"hwm_kib":%d,"rss_anon_avg_kib":%d,"uss_kib":%s,"pss_kib":%s,"kernel":"%s"}\n' \
 		"$name" "$minutes" "$wall" "$(awk -v a="${t0[$name]}" -v b="$t" -v h="$tck" 'BEGIN { printf "%.2f", (b - a) / h }')" \
 		"$(($(ctx "$p" voluntary_ctxt_switches) - v0[$name]))" "$(($(ctx "$p" nonvoluntary_ctxt_switches) - n0[$name]))" \
