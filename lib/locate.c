@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "memguard/cgroup.h"
 #include "memguard/util.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
@@ -117,15 +118,9 @@ void mg_cgroup_mounts_done(struct mg_cgroup_mounts *m)
 /* True when the v2 mount's root lists memory among its controllers. */
 static bool v2_has_memory(const char *mount)
 {
-	_cleanup_close_ int fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = mg_cg_open(AT_FDCWD, mount);
 
-	if (fd < 0 || mg_read_file_at(fd, "cgroup.controllers", &text) < 0)
-		return false;
-	for (char *save = NULL, *w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
-		if (strcmp(w, "memory") == 0)
-			return true;
-	return false;
+	return fd >= 0 && mg_cg_has_controller(fd, "memory") > 0;
 }
 
 int mg_cgroup_find_memory_mount(int procfd, struct mg_cgroup_mount *ret)
