@@ -46,6 +46,11 @@ if [ "$MODE" = chroot ]; then
 	mkdir -p /newroot/dev/pts /newroot/dev/shm
 	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /newroot/dev/pts
 	mount -t tmpfs -o mode=1777 tmpfs /newroot/dev/shm
+	# What udev and systemd-tmpfiles add to devtmpfs on a node; bash's <(...) needs /dev/fd.
+	ln -sfn /proc/self/fd /newroot/dev/fd
+	ln -sf /proc/self/fd/0 /newroot/dev/stdin
+	ln -sf /proc/self/fd/1 /newroot/dev/stdout
+	ln -sf /proc/self/fd/2 /newroot/dev/stderr
 fi
 
 # A fresh /tmp, also under systemd, whose tmpfiles would otherwise empty the host's /tmp into the overlay.

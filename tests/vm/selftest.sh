@@ -25,6 +25,7 @@ in_guest() {
 	check "MEMGUARD_* passes through" test "${MEMGUARD_SELFTEST:-}" = passed-through
 	check "/dev/shm is writable" touch /dev/shm/selftest
 	check "/dev/pts is mounted" grep -q ' /dev/pts devpts ' /proc/mounts
+	check "process substitution works (/dev/fd)" bash -c 'read -r word < <(echo fd) && test "$word" = fd'
 
 	echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 	mkdir "$cg"
