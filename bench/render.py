@@ -699,34 +699,54 @@ def main():
         w("### Daemons on an idle node")
         w("")
         mins = next((i.get("minutes") for i in idle if i.get("minutes")), "?")
+        exact = any(i.get("rss_source") == "smaps_rollup" for i in idle)
+        if exact:
+            rss_how = (
+                "Rss and Anonymous from /proc/PID/smaps_rollup sampled every 10 s (VmRSS beside them: Linux 6.1 "
+                "folds a thread's page counts into VmRSS only every 64 page faults, so an idle process's VmRSS "
+                "stays below its real RSS)"
+            )
+        else:
+            rss_how = "VmRSS and RssAnon from /proc/PID/status sampled every 10 s"
         w(
             f"memguardd, earlyoom and nohang side by side in one guest, started as above, counted over the "
             f"same {mins} minutes after 30 s of warm-up: CPU time (utime + stime from /proc/PID/stat), "
-            "context switches (/proc/PID/status), VmRSS and RssAnon sampled every 10 s, and at the end USS "
+            f"context switches (/proc/PID/status), {rss_how}, and at the end USS "
             "(Private_Clean + Private_Dirty) and PSS from /proc/PID/smaps_rollup. RSS counts shared library "
             "pages (libc, libsystemd) that other processes on a real node map too, while USS is only the "
             "daemon's own. memguardd locks its memory (mlockall), so all of its mapped pages are resident."
         )
+        if any(i.get("daemon") == "sdfloor" for i in idle):
+            w("")
+            w(
+                "sdfloor (bench/sdfloor.c) is not a guard: it loads libsystemd, makes an empty sd-event loop and "
+                "locks itself as memguardd does, then waits. Its RSS is the least any daemon built on sd-event "
+                "costs on this system; it also shares libsystemd's pages with memguardd, which lowers "
+                "memguardd's USS."
+            )
         w("")
 
         def mib(i, key):
             return "—" if i.get(key) is None else f"{i[key] / 1024:.1f}"
 
+        anon = "Anonymous" if exact else "RssAnon"
+        extra = " VmRSS avg (MiB) |" if exact else ""
         w(
             "| daemon | CPU seconds | CPU % | voluntary switches | involuntary switches | switches / s "
-            "| RSS avg (MiB) | RSS max (MiB) | RssAnon avg (MiB) | USS (MiB) | PSS (MiB) |"
+            f"| RSS avg (MiB) | RSS max (MiB) | {anon} avg (MiB) |{extra} USS (MiB) | PSS (MiB) |"
         )
-        w("|---|---|---|---|---|---|---|---|---|---|---|")
+        w("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if exact else ""))
         for i in idle:
             if i.get("died"):
-                w(f"| {i['daemon']} | died during the measurement | | | | | | | | | |")
+                w(f"| {i['daemon']} | died during the measurement | | | | | | | | | |" + (" |" if exact else ""))
                 continue
             wall = i["wall_s"] or 1
             sw = (i["voluntary_ctxt_switches"] + i["nonvoluntary_ctxt_switches"]) / wall
+            vm = f" {mib(i, 'vmrss_avg_kib')} |" if exact else ""
             w(
                 f"| {i['daemon']} | {i['cpu_s']:.2f} | {100 * i['cpu_s'] / wall:.3f} | {i['voluntary_ctxt_switches']} | "
                 f"{i['nonvoluntary_ctxt_switches']} | {sw:.1f} | {mib(i, 'rss_avg_kib')} | {mib(i, 'rss_max_kib')} | "
-                f"{mib(i, 'rss_anon_avg_kib')} | {mib(i, 'uss_kib')} | {mib(i, 'pss_kib')} |"
+                f"{mib(i, 'rss_anon_avg_kib')} |{vm} {mib(i, 'uss_kib')} | {mib(i, 'pss_kib')} |"
             )
         w("")
 
@@ -749,7 +769,7 @@ def main():
     w(
         "- Files: bench/run.sh (host), bench/guest.sh (one guest's cells), bench/scenarios.sh, "
         "bench/plain.sh, bench/careful.sh, bench/daemons.sh, bench/costs.sh, bench/idle.sh, "
-        "bench/calibrate.sh, bench/{heartbeat,sampler,worker,spawn}.c, bench/render.py; raw logs, "
+        "bench/calibrate.sh, bench/{heartbeat,sampler,worker,spawn,sdfloor}.c, bench/render.py; raw logs, "
         "reports and dmesg of every cell under build-bench/runs/RUN/raw/."
     )
     w("")

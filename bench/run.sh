@@ -112,6 +112,8 @@ build_all() {
 	for c in heartbeat sampler spawn worker; do
 		cc -O2 -Wall -Wextra -o "$bin/$c" "$here/$c.c"
 	done
+	# shellcheck disable=SC2046 # pkg-config prints one flag per word
+	cc -O2 -Wall -Wextra -o "$bin/sdfloor" "$here/sdfloor.c" $(pkg-config --cflags --libs libsystemd)
 }
 
 # --- guests --------------------------------------------------------------------------------------
