@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,15 @@
 #endif
 
 #define MAX_PIDFDS 4096
+/* Descriptors left free for the kill itself when pidfds ran out of them. */
+#define FD_RESERVE 8
+/* A saved memory.high below this is not one the launcher set. */
+#define MG_MIN_HIGH_BYTES (1ull << 20)
 
 struct pidfds {
 	int fds[MAX_PIDFDS];
 	size_t n;
+	bool out_of_fds;
 };
 
 static int open_pidfd(pid_t pid, void *userdata)
@@ -39,9 +45,19 @@ static int open_pidfd(pid_t pid, void *userdata)
 	if (p->n == MAX_PIDFDS)
 		return 1;
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd >= 0)
+	if (fd >= 0) {
 		p->fds[p->n++] = fd;
+	} else if (errno == EMFILE || errno == ENFILE) {
+		p->out_of_fds = true;
+		return 1;
+	}
 	return 0;
+}
+
+static void close_pidfds(struct pidfds *p, size_t keep)
+{
+	while (p->n > keep)
+		close(p->fds[--p->n]);
 }
 
 static int collect_subtree(int cgfd, const char *name, void *userdata)
@@ -51,19 +67,50 @@ static int collect_subtree(int cgfd, const char *name, void *userdata)
 	return mg_cg_for_each_child(cgfd, collect_subtree, userdata);
 }
 
+/* Length of the valid UTF-8 sequence at p, or 0 (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF). */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, lo = p[0] == 0xe0 ? 0xa0 : 0x80, hi = p[0] == 0xed ? 0x9f : 0xbf;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, lo = p[0] == 0xf0 ? 0x90 : 0x80, hi = p[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* A cgroup path is bytes: what is not UTF-8 becomes U+FFFD, so the line stays JSON. */
 static void json_escape(FILE *f, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		size_t len;
+
 		if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p < 0x20)
 			fprintf(f, "\\u%04x", *p);
-		else
+		else if (*p < 0x80)
 			fputc(*p, f);
+		else if ((len = utf8_len(p)) > 0)
+			fwrite(p, 1, len, f), p += len - 1;
+		else
+			fputs("\\ufffd", f);
 	}
 }
 
-int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec)
+int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec,
+                    int error)
 {
 	char dir[PATH_MAX];
 	struct timespec now;
@@ -87,23 +134,26 @@ int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int kill
 	        rec->current, rec->share, rec->dry_run ? "true" : "false", killed,
 	        (double)freed_usec / 1000.0);
 	json_escape(f, rec->why);
+	if (error < 0) {
+		fputs("\",\"error\":\"", f);
+		json_escape(f, strerror(-error));
+	}
 	fputs("\"}\n", f);
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
 int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_log)
 {
+	/* Static: 16 KiB that a kill under memory pressure must not have to allocate. */
+	static struct pidfds pids;
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, rec->path);
-	_cleanup_free_ struct pidfds *pids = calloc(1, sizeof(*pids));
 	char f_path[600], f_cur[64], f_share[64], f_dry[32];
-	int killed = 0, r;
+	int killed, released = 0, r;
 
 	if (cgfd == -ENOENT)
 		return 0; /* gone by itself */
 	if (cgfd < 0)
 		return mg_log_errno(LOG_ERR, cgfd, "open cgroup %s: %m", rec->path);
-	if (!pids)
-		return -ENOMEM;
 
 	snprintf(f_path, sizeof(f_path), "MEMGUARD_CGROUP=%s", rec->path);
 	snprintf(f_cur, sizeof(f_cur), "MEMGUARD_CURRENT=%" PRIu64, rec->current);
@@ -114,7 +164,7 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	              rec->dry_run ? "dry run: would be " : "", rec->path, rec->why);
 	if (rec->dry_run) {
 		if (kill_log)
-			(void)mg_act_log_json(kill_log, rec, 0, 0);
+			(void)mg_act_log_json(kill_log, rec, 0, 0, 0);
 		return 0;
 	}
 
@@ -122,23 +172,30 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	if (fsetxattr(cgfd, MG_XATTR_KILLED, rec->why, strlen(rec->why), 0) < 0)
 		log_debug("set %s on %s: %s", MG_XATTR_KILLED, rec->path, strerror(errno));
 	/* pidfds first: after the kill the pids may be reused. */
-	(void)collect_subtree(cgfd, ".", pids);
+	pids.n = 0;
+	pids.out_of_fds = false;
+	(void)collect_subtree(cgfd, ".", &pids);
+	if (pids.out_of_fds)
+		close_pidfds(&pids, pids.n > FD_RESERVE ? pids.n - FD_RESERVE : 0);
 	r = mg_cg_kill(cgfd);
-	if (r < 0)
+	if (r < 0) {
+		close_pidfds(&pids, 0);
 		mg_log_errno(LOG_ERR, r, "kill cgroup %s: %m", rec->path);
-	for (size_t i = 0; i < pids->n; i++) {
-		/* Best effort: EINVAL while the process is not yet dying, ENOSYS before 5.15. */
-		if (syscall(SYS_process_mrelease, pids->fds[i], 0) == 0 || errno == EINVAL || errno == ESRCH)
-			killed++;
-		close(pids->fds[i]);
+		if (kill_log)
+			(void)mg_act_log_json(kill_log, rec, 0, mg_now_usec() - rec->decided_usec, r);
+		return r;
 	}
-	/* Without pidfds or process_mrelease, the fallback's own count is all we have. */
-	if (r > killed)
-		killed = r;
+	/* cgroup.kill signals every process; the fallback counts its own. */
+	killed = r > (int)pids.n ? r : (int)pids.n;
+	for (size_t i = 0; i < pids.n; i++)
+		/* Best effort: ENOSYS before 5.15; ESRCH when it is gone already. */
+		if (syscall(SYS_process_mrelease, pids.fds[i], 0) == 0 || errno == ESRCH)
+			released++;
+	close_pidfds(&pids, 0);
 	uint64_t freed = mg_now_usec() - rec->decided_usec;
-	log_info("cgroup %s: %d process%s killed, memory released %.1f ms after the decision", rec->path,
-	         killed, killed == 1 ? "" : "es", (double)freed / 1000.0);
-	if (kill_log && (r = mg_act_log_json(kill_log, rec, killed, freed)) < 0)
+	log_info("cgroup %s: %d process%s killed (%d reaped at once), %.1f ms after the decision", rec->path,
+	         killed, killed == 1 ? "" : "es", released, (double)freed / 1000.0);
+	if (kill_log && (r = mg_act_log_json(kill_log, rec, killed, freed, 0)) < 0)
 		mg_log_errno(LOG_WARNING, r, "append to kill log %s: %m", kill_log);
 	return killed;
 }
@@ -146,34 +203,63 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share)
 {
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
-	uint64_t high = current - current / 10;
-	char h[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN];
+	uint64_t high = current - current / 10, before;
+	char h[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], saved[32];
 	int r;
 
 	if (cgfd < 0)
 		return cgfd == -ENOENT ? 0 : cgfd;
+	if ((r = mg_cg_read_u64(cgfd, "memory.high", &before)) < 0)
+		return r;
 	if (high < share)
 		high = share;
-	if ((r = mg_cg_write_size(cgfd, path, "memory.high", high)) < 0)
-		return r;
-	if (fsetxattr(cgfd, MG_XATTR_THROTTLED, "1", 1, 0) < 0)
+	/* Nothing to lower: usage is within the share, or memory.high is already below. */
+	if (high >= current || high >= before)
+		return 0;
+	/* The value to restore, in the tree so that a restarted daemon restores it too. */
+	if (before == MG_SIZE_UNLIMITED)
+		snprintf(saved, sizeof(saved), "max");
+	else
+		snprintf(saved, sizeof(saved), "%" PRIu64, before);
+	if (fsetxattr(cgfd, MG_XATTR_THROTTLED, saved, strlen(saved), 0) < 0)
 		log_debug("set %s on %s: %s", MG_XATTR_THROTTLED, path, strerror(errno));
+	if ((r = mg_cg_write_size(cgfd, path, "memory.high", high)) < 0) {
+		(void)fremovexattr(cgfd, MG_XATTR_THROTTLED);
+		return r;
+	}
 	log_warn("throttling cgroup %s: memory.high %s (memory.current %s)", path, mg_size_format(high, h),
 	         mg_size_format(current, c));
-	return 0;
+	return 1;
+}
+
+/* The memory.high that mg_act_throttle saved; "max" when it is missing or
+ * not a plausible limit (an older memguardd wrote "1"). */
+static void saved_high(int cgfd, char *buf, size_t size)
+{
+	ssize_t n = fgetxattr(cgfd, MG_XATTR_THROTTLED, buf, size - 1);
+	uint64_t bytes;
+
+	if (n > 0) {
+		buf[n] = '\0';
+		if (strcmp(buf, "max") == 0 || (mg_parse_u64(buf, &bytes) == 0 && bytes >= MG_MIN_HIGH_BYTES))
+			return;
+	}
+	snprintf(buf, size, "max");
 }
 
 int mg_act_unthrottle(int mountfd, const char *path)
 {
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
+	char high[32];
 	int r;
 
 	if (cgfd < 0)
 		return cgfd == -ENOENT ? 0 : cgfd;
-	if ((r = mg_cg_write(cgfd, path, "memory.high", "max")) < 0)
+	saved_high(cgfd, high, sizeof(high));
+	if ((r = mg_cg_write(cgfd, path, "memory.high", high)) < 0)
 		return r;
 	(void)fremovexattr(cgfd, MG_XATTR_THROTTLED);
-	log_info("cgroup %s: memory.high back to max", path);
+	log_info("cgroup %s: memory.high back to %s", path, high);
 	return 0;
 }
 

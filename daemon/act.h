@@ -17,18 +17,24 @@ struct mg_kill_record {
 
 /* Kills mountfd/rec->path: sets user.memguard.killed to the reason for the
  * launcher, opens pidfds, cgroup.kill (or freeze-kill-thaw), then
- * process_mrelease on each. Returns the number of processes killed or
- * -errno; a cgroup already gone is 0. With dry_run only logs. */
+ * process_mrelease on each. Returns the number of processes killed, 0 when
+ * the cgroup is gone or empty, or -errno when the kill failed (logged, and
+ * recorded in the kill log with "killed":0 and "error"). With dry_run only
+ * logs. */
 int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_log);
 
 /* The throttle step: memory.high of mountfd/path goes down to the larger of
  * share and 90% of current, so the task reclaims and slows instead of
- * growing, and the xattr user.memguard.throttled records it (in the tree, so
- * a restarted daemon can undo it). mg_act_unthrottle sets memory.high back to
- * "max". mg_act_is_throttled: 1, 0 or -errno. */
+ * growing, and the xattr user.memguard.throttled keeps the memory.high it had
+ * (in the tree, so a restarted daemon can undo it). Returns 1 when throttled,
+ * 0 when there is nothing to lower (gone, within its share, or memory.high
+ * already lower), or -errno. mg_act_unthrottle restores the saved memory.high
+ * ("max" without one). mg_act_is_throttled: 1, 0 or -errno. */
 int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share);
 int mg_act_unthrottle(int mountfd, const char *path);
 int mg_act_is_throttled(int mountfd, const char *path);
 
-/* Appends one JSON line for rec to path, creating its directory. */
-int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec);
+/* Appends one JSON line for rec to path, creating its directory; error < 0
+ * adds "error" (a kill that failed). */
+int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec,
+                    int error);

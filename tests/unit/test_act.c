@@ -118,7 +118,8 @@ static const char checker_py[] =
         "for line in raw[:-1].split('\\n'):\n"
         "    d = json.loads(line, parse_constant=bad)\n"
         "    assert isinstance(d, dict), d\n"
-        "    assert set(d) == keys, sorted(d)\n"
+        "    assert set(d) - {'error'} == keys, sorted(d)\n"
+        "    assert isinstance(d.get('error', ''), str), d\n"
         "    assert num(d['time']) and num(d['decide_to_freed_ms']), d\n"
         "    for k in ('current_bytes', 'share_bytes', 'killed'):\n"
         "        assert isinstance(d[k], int) and not isinstance(d[k], bool), (k, d[k])\n"
@@ -128,7 +129,9 @@ static const char checker_py[] =
         "(\n"
         "        d['cgroup'].encode('utf-8').hex(), d['current_bytes'], d['share_bytes'],\n"
         "        'true' if d['dry_run'] else 'false', d['killed'], d['decide_to_freed_ms'],\n"
-        "        d['reason'].encode('utf-8').hex(), int(d['time'])))\n";
+        "        d['reason'].encode('utf-8').hex(), int(d['time'])))\n"
+        "    if 'error' in d:\n"
+        "        print('error %s' % d['error'])\n";
 
 /* Runs the checker over path: its output (heap), one "record ..." line per
  * JSON line; fails the test unless every line is valid. */
@@ -204,7 +207,7 @@ static void log_json_fields_and_escaping(void **state)
 
 	assert_false(ft_exists(f->tree.fd, "log"));
 	for (size_t i = 0; i < MG_ARRAY_SIZE(recs); i++)
-		assert_int_equal(mg_act_log_json(f->log, &recs[i], killed[i], freed[i]), 0);
+		assert_int_equal(mg_act_log_json(f->log, &recs[i], killed[i], freed[i], 0), 0);
 	time_t after = time(NULL);
 
 	/* One line per record: the newline in the reason is escaped. */
@@ -226,7 +229,7 @@ static void log_json_fields_and_escaping(void **state)
 	free(out);
 
 	/* Appends: the earlier lines stay. */
-	assert_int_equal(mg_act_log_json(f->log, &recs[0], 7, 999), 0);
+	assert_int_equal(mg_act_log_json(f->log, &recs[0], 7, 999, 0), 0);
 	out = check_json(f->log);
 	assert_int_equal(count_char(out, '\n'), 4);
 	expect_record(out, &recs[1], 0, "0.0");
@@ -256,7 +259,7 @@ static void log_json_errors(void **state)
 	ft_mkdir(f->tree.fd, "adir");
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
 		snprintf(path, sizeof(path), "%s/%s", f->tree.path, cases[i].rel);
-		int r = mg_act_log_json(path, &rec, 0, 0);
+		int r = mg_act_log_json(path, &rec, 0, 0, 0);
 		if (r != cases[i].err)
 			print_error("%s (%s): %d, want %d\n", cases[i].what, path, r, cases[i].err);
 		assert_int_equal(r, cases[i].err);
@@ -283,7 +286,7 @@ static void log_json_long_path(void **state)
 	snprintf(path, sizeof(path), "%s/%s/kills.jsonl", f->tree.path, rel);
 	assert_true(strlen(path) > 256 && strlen(path) < PATH_MAX);
 
-	int r = mg_act_log_json(path, &rec, 1, 0);
+	int r = mg_act_log_json(path, &rec, 1, 0, 0);
 	if (r != 0)
 		print_error("mg_act_log_json(<%zu characters>/kills.jsonl): %d (%s), want 0\n",
 		            strlen(path) - strlen("/kills.jsonl"), r, strerror(-r));
@@ -476,6 +479,135 @@ static void kill_gone_or_not_a_cgroup(void **state)
 	assert_false(ft_exists(f->tree.fd, "memguard/run-1/task-404"));
 }
 
+/* A cgroup.kill that cannot be written: nothing died, so the kill is an
+ * error, and the kill log says so instead of counting the pidfds. */
+static void kill_that_fails_is_an_error(void **state)
+{
+	struct fixture *f = *state;
+	struct mg_kill_record rec = {
+	        .path = TASK, .current = 2 * GiB, .share = GiB, .why = WHY, .decided_usec = mg_now_usec()};
+	struct ft_capture cap;
+	pid_t child = ft_children_fork(&f->children);
+
+	list_pid(f->tree.fd, TASK, child);
+	ft_mkdir(f->tree.fd, TASK "/cgroup.kill");
+
+	ft_capture_begin(&cap);
+	int r = mg_act_kill(f->tree.fd, &rec, f->log);
+	char *err = ft_capture_end(&cap);
+	assert_int_equal(r, -EISDIR);
+	ft_assert_contains(err, "kill cgroup " TASK ": ");
+	free(err);
+	assert_still_alive(f, child);
+
+	char *out = check_json(f->log);
+	ft_assert_contains(out, " dry_run=false killed=0 ");
+	ft_assert_contains(out, "error Is a directory\n");
+	free(out);
+}
+
+/* A cgroup path is bytes, not always UTF-8: the line must stay JSON. */
+static void log_json_invalid_utf8(void **state)
+{
+	struct fixture *f = *state;
+	const struct mg_kill_record rec = {.path = "memguard/run-\xff/task-\xc3(\xed\xa0\x80\xf4\x90\x80\x80",
+	                                   .current = 1,
+	                                   .share = 1,
+	                                   .why = "ok \xc3\xa9 \xf0\x9f\x90\xa7"};
+
+	assert_int_equal(mg_act_log_json(f->log, &rec, 1, 0, 0), 0);
+	char *raw = ft_read(f->tree.fd, "log/kills.jsonl", NULL);
+	/* Each bad byte (a stray lead, a truncated pair, a surrogate, above U+10FFFF) is U+FFFD. */
+	ft_assert_contains(raw, "\"cgroup\":\"memguard/run-\\ufffd/task-\\ufffd(\\ufffd\\ufffd\\ufffd"
+	                        "\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	/* Valid sequences pass through as they are. */
+	ft_assert_contains(raw, "\"reason\":\"ok \xc3\xa9 \xf0\x9f\x90\xa7\"");
+	free(raw);
+	free(check_json(f->log));
+}
+
+/* --- the throttle step --- */
+
+/* Sets TASK's memory.high to exactly value (the fake file is not truncated by writes). */
+static void set_high(struct fixture *f, const char *value)
+{
+	ft_write(f->tree.fd, TASK "/memory.high", value);
+}
+
+/* TASK's memory.high up to its first newline: a write leaves the old tail of a longer value. */
+static char *get_high(struct fixture *f)
+{
+	char *high = ft_read(f->tree.fd, TASK "/memory.high", NULL);
+
+	high[strcspn(high, "\n")] = '\0';
+	return high;
+}
+
+static void throttle_and_restore(void **state)
+{
+	struct fixture *f = *state;
+	char *high;
+
+	ft_mkdir(f->tree.fd, TASK);
+	/* No memory.high of its own: down to 90% of 2 GiB, and back to max. */
+	set_high(f, "max\n");
+	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB), 1);
+	high = get_high(f);
+	assert_string_equal(high, "1932735284");
+	free(high);
+	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 1);
+	set_high(f, "");
+	assert_int_equal(mg_act_unthrottle(f->tree.fd, TASK), 0);
+	high = get_high(f);
+	assert_string_equal(high, "max");
+	free(high);
+	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
+
+	/* The launcher's memory.high comes back, not max. */
+	set_high(f, "1900000000\n");
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2000000000, 1700000000), 1);
+	high = get_high(f);
+	assert_string_equal(high, "1800000000");
+	free(high);
+	set_high(f, "");
+	assert_int_equal(mg_act_unthrottle(f->tree.fd, TASK), 0);
+	high = get_high(f);
+	assert_string_equal(high, "1900000000");
+	free(high);
+
+	/* An older memguardd marked throttling with "1": that is no limit to restore. */
+	int cg = ft_open_dir(f->tree.fd, TASK);
+	assert_int_equal(fsetxattr(cg, MG_XATTR_THROTTLED, "1", 1, 0), 0);
+	close(cg);
+	set_high(f, "");
+	assert_int_equal(mg_act_unthrottle(f->tree.fd, TASK), 0);
+	high = get_high(f);
+	assert_string_equal(high, "max");
+	free(high);
+}
+
+static void throttle_with_nothing_to_lower(void **state)
+{
+	struct fixture *f = *state;
+	char *high;
+
+	ft_mkdir(f->tree.fd, TASK);
+	/* Within its share, at its share, or memory.high already at or below the target. */
+	set_high(f, "max\n");
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, GiB / 2, GiB), 0);
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, GiB, GiB), 0);
+	set_high(f, "1000000000\n");
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB / 2), 0);
+	high = get_high(f);
+	assert_string_equal(high, "1000000000");
+	free(high);
+	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
+	/* Gone: nothing to do, not an error. */
+	assert_int_equal(mg_act_throttle(f->tree.fd, "memguard/run-1/task-404", 2 * GiB, GiB), 0);
+	assert_int_equal(mg_act_unthrottle(f->tree.fd, "memguard/run-1/task-404"), 0);
+}
+
 /* Kernels without process_mrelease (before 5.15) or without pidfds (before
  * 5.3): the freeze fallback still kills, and mg_act_kill must still say how
  * many. A forked helper runs mg_act_kill under a seccomp filter that makes
@@ -577,6 +709,8 @@ int main(void)
 	        T(log_json_long_path),           T(kill_dry_run),
 	        T(kill_with_cgroup_kill),        T(kill_freeze_fallback),
 	        T(kill_gone_or_not_a_cgroup),    T(kill_counts_on_old_kernels),
+	        T(kill_that_fails_is_an_error),  T(log_json_invalid_utf8),
+	        T(throttle_and_restore),         T(throttle_with_nothing_to_lower),
 	};
 #undef T
 
