@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -45,7 +47,8 @@ struct watched {
 	int trigger_fd;
 	sd_event_source *src;
 	bool seen;
-	bool throttled; /* its memory.high is lowered: undo when memory is back */
+	bool throttled;   /* its memory.high is lowered: undo when memory is back */
+	bool kill_failed; /* a kill failed: pass it over, so the next worst can go */
 };
 
 struct daemon {
@@ -83,6 +86,25 @@ static int resolve_policy(const struct mg_config *cfg, uint64_t mem_total, struc
 		snprintf(err, errsize, "invalid available_min or available_pressure: %s", why);
 		return -EINVAL;
 	}
+	/* Either at MemTotal would mean memory is always short: a kill every settle. */
+	if (ret->available_pressure >= mem_total || ret->available_min > ret->available_pressure) {
+		snprintf(err, errsize,
+		         "available_min (%s) must not exceed available_pressure (%s), and both must be below "
+		         "MemTotal",
+		         cfg->available_min, cfg->available_pressure);
+		return -EINVAL;
+	}
+	/* The kernel's PSI trigger limits. */
+	if (cfg->trigger_window_usec < 500000 || cfg->trigger_window_usec > 10000000 ||
+	    cfg->trigger_stall_usec == 0 || cfg->trigger_stall_usec > cfg->trigger_window_usec) {
+		snprintf(err, errsize,
+		         "trigger_window must be 500ms to 10s and trigger_stall above 0 and within it");
+		return -EINVAL;
+	}
+	if (cfg->poll_max_usec < POLL_MIN_USEC) {
+		snprintf(err, errsize, "poll_max must be at least %llu ms", POLL_MIN_USEC / 1000);
+		return -EINVAL;
+	}
 	/* 0% turns the avg10 rule off; the triggers and MemAvailable remain. */
 	ret->full_avg10_max = cfg->pressure_full_avg10 ? cfg->pressure_full_avg10 * 100 : UINT32_MAX;
 	ret->settle_usec = cfg->settle_usec;
@@ -109,8 +131,9 @@ static void arm_timer(struct daemon *d, sd_event_source **src, uint64_t usec, sd
 	int r;
 
 	if (*src) {
-		sd_event_source_set_time_relative(*src, usec);
-		sd_event_source_set_enabled(*src, SD_EVENT_ONESHOT);
+		if ((r = sd_event_source_set_time_relative(*src, usec)) < 0 ||
+		    (r = sd_event_source_set_enabled(*src, SD_EVENT_ONESHOT)) < 0)
+			mg_log_errno(LOG_ERR, r, "re-arm timer: %m");
 		return;
 	}
 	r = sd_event_add_time_relative(d->event, src, CLOCK_MONOTONIC, usec, 10000, cb, d);
@@ -140,6 +163,20 @@ static int on_cgroup_trigger(sd_event_source *src, int fd, uint32_t revents, voi
 	return evaluate(d);
 }
 
+static void arm_cgroup_trigger(struct daemon *d, struct watched *w)
+{
+	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+
+	if (cg >= 0)
+		w->trigger_fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME,
+		                                    d->cfg.trigger_stall_usec, d->cfg.trigger_window_usec);
+	if (w->trigger_fd >= 0 &&
+	    sd_event_add_io(d->event, &w->src, w->trigger_fd, EPOLLPRI, on_cgroup_trigger, d) < 0)
+		unwatch(w);
+	log_debug("guarding cgroup %s (PSI trigger %s)", w->e.path,
+	          w->trigger_fd >= 0 ? "armed" : "not armed");
+}
+
 /* Finds the guarded cgroups, arms a trigger on each new one, forgets the gone. */
 static void rescan(struct daemon *d)
 {
@@ -165,17 +202,10 @@ static void rescan(struct daemon *d)
 			snprintf(w->e.path, sizeof(w->e.path), "%s", paths[k]);
 			/* A previous daemon may have throttled it. */
 			w->throttled = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
-			_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
-			if (cg >= 0)
-				w->trigger_fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME,
-				                                    d->cfg.trigger_stall_usec,
-				                                    d->cfg.trigger_window_usec);
-			if (w->trigger_fd >= 0 && sd_event_add_io(d->event, &w->src, w->trigger_fd, EPOLLPRI,
-			                                          on_cgroup_trigger, d) < 0)
-				unwatch(w);
-			log_debug("guarding cgroup %s (PSI trigger %s)", w->e.path,
-			          w->trigger_fd >= 0 ? "armed" : "not armed");
+			arm_cgroup_trigger(d, w);
 		}
+		if (d->w[i].seen)
+			continue; /* overlapping globs: read once, or the growth rate reads 0 */
 		d->w[i].seen = mg_scope_read(d->mountfd, &d->w[i].e, now) == 0;
 	}
 	/* Compact: drop what vanished. */
@@ -318,14 +348,14 @@ static int evaluate(struct daemon *d)
 		for (size_t i = 0; i < d->nw; i++) {
 			snaps[i] = d->w[i].e.snap;
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
-			snaps[i].protected_ =
-			        cg < 0 || mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
+			snaps[i].protected_ = d->w[i].kill_failed || cg < 0 ||
+			                      mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
 		}
 		mg_policy_decide(&d->policy, &node, snaps, d->nw, &dec);
 		struct watched *v = dec.verdict == MG_VERDICT_KILL ? &d->w[dec.victim] : NULL;
 		if (v && d->cfg.throttle && !v->throttled && !d->cfg.dry_run &&
 		    mg_act_throttle(d->mountfd, v->e.path, snaps[dec.victim].current,
-		                    snaps[dec.victim].share) == 0) {
+		                    snaps[dec.victim].share) == 1) {
 			/* The throttle gets the settle time to work; then, if memory is
 			 * still short, the kill. */
 			v->throttled = true;
@@ -339,14 +369,22 @@ static int evaluate(struct daemon *d)
 			        .dry_run = d->cfg.dry_run,
 			        .decided_usec = node.now_usec,
 			};
-			(void)mg_act_kill(d->mountfd, &rec, d->cfg.kill_log);
-			d->last_kill_usec = node.now_usec;
-			sd_notifyf(false, "STATUS=last kill: %s", rec.path);
+			int killed = mg_act_kill(d->mountfd, &rec, d->cfg.kill_log);
+			if (killed < 0) {
+				/* Already logged; try the next worst at the next check. */
+				v->kill_failed = true;
+			} else {
+				d->last_kill_usec = node.now_usec;
+				if (killed > 0 && !rec.dry_run)
+					sd_notifyf(false, "STATUS=last kill: %s", rec.path);
+			}
 		} else if (dec.verdict == MG_VERDICT_NO_VICTIM) {
 			log_warn("memory is short (%s) but no guarded cgroup may be killed", dec.why);
 		}
 	} else if (node_read_ok) {
 		unthrottle_when_calm(d, &node);
+		for (size_t i = 0; i < d->nw; i++)
+			d->w[i].kill_failed = false; /* next time, try again */
 	}
 	d->trigger_fired = false;
 	arm_timer(d, &d->poll_timer, next_poll_usec(d), on_poll);
@@ -361,26 +399,71 @@ static int on_node_trigger(sd_event_source *src, int fd, uint32_t revents, void 
 	return evaluate(d);
 }
 
+/* Arms (or re-arms, keeping the old one on failure) the node's PSI trigger. */
+static int arm_node_trigger(struct daemon *d)
+{
+	sd_event_source *src = NULL;
+	int fd = mg_psi_trigger_open(d->procfd, "pressure/memory", MG_PSI_SOME, d->cfg.trigger_stall_usec,
+	                             d->cfg.trigger_window_usec);
+	int r;
+
+	if (fd < 0)
+		return fd;
+	if ((r = sd_event_add_io(d->event, &src, fd, EPOLLPRI, on_node_trigger, d)) < 0) {
+		close(fd);
+		return r;
+	}
+	sd_event_source_disable_unref(d->node_src);
+	if (d->node_trigger_fd >= 0)
+		close(d->node_trigger_fd);
+	d->node_src = src;
+	d->node_trigger_fd = fd;
+	return 0;
+}
+
 static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct daemon *d = userdata;
 	struct mg_config cfg;
 	struct mg_policy policy;
+	int r;
 
 	sd_notify(false, "RELOADING=1");
 	if (load_config(d, &cfg, &policy) < 0) {
 		log_err("reload failed: keeping the running configuration");
 	} else {
+		bool triggers_changed = cfg.trigger_stall_usec != d->cfg.trigger_stall_usec ||
+		                        cfg.trigger_window_usec != d->cfg.trigger_window_usec;
 		cfg.dry_run |= d->cli_dry_run;
 		d->cfg = cfg;
 		d->policy = policy;
 		mg_log_set_level(d->cli_verbose ? LOG_DEBUG : cfg.log_level);
+		if (triggers_changed) {
+			if ((r = arm_node_trigger(d)) < 0)
+				mg_log_errno(LOG_ERR, r, "re-arm the PSI trigger on pressure/memory: %m");
+			for (size_t i = 0; i < d->nw; i++) {
+				unwatch(&d->w[i]);
+				arm_cgroup_trigger(d, &d->w[i]);
+			}
+		}
 		log_notice("configuration reloaded");
 		watch_parents(d);
 		rescan(d);
 	}
 	sd_notify(false, "READY=1");
 	return 0;
+}
+
+/* Whether CapEff in procfd/self/status has CAP_KILL (bit 5); true when it
+ * cannot tell. Root without it may only signal its own uid's processes. */
+static bool has_cap_kill(int procfd)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *cap;
+
+	if (mg_read_file_at(procfd, "self/status", &text) < 0 || !(cap = strstr(text, "\nCapEff:")))
+		return true;
+	return strtoull(cap + strlen("\nCapEff:"), NULL, 16) & (1ull << 5);
 }
 
 /* Protect the guard itself: no paging out, never the OOM killer's choice. */
@@ -390,40 +473,55 @@ static void protect_self(int procfd)
 		log_warn("mlockall: %s: memguardd may be paged out under pressure", strerror(errno));
 	if (mg_write_file_at(procfd, "self/oom_score_adj", "-1000") < 0)
 		log_warn("cannot set oom_score_adj to -1000: the kernel might kill memguardd");
-	/* Signal 0 to PID 1 proves we may kill processes we do not own. */
-	if (kill(1, 0) < 0 && errno == EPERM)
-		log_warn("no permission to signal other users' processes (CAP_KILL): kills will fail");
+	if (!has_cap_kill(procfd))
+		log_warn("no CAP_KILL: kills of other users' tasks will fail");
+	/* A PSI trigger per guarded cgroup and a pidfd per process of a victim:
+	 * more than the usual soft limit of 1024 descriptors. */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+			log_debug("raise RLIMIT_NOFILE: %s", strerror(errno));
+	}
 }
 
-static void write_pidfile(void)
+/* Writes our pid for the launcher and holds a lock on the file for life, so
+ * a second memguardd (say memguardd -n by hand) neither overwrites nor
+ * removes the running one's. Returns the locked fd, or -1. */
+static int write_pidfile(void)
 {
 	char buf[32], dir[] = MG_DAEMON_PIDFILE;
 
 	/* systemd's RuntimeDirectory= makes it; without systemd we do. */
 	*strrchr(dir, '/') = '\0';
 	(void)mkdir(dir, 0755);
-	int fd = open(MG_DAEMON_PIDFILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(MG_DAEMON_PIDFILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 
 	if (fd < 0) {
 		log_debug("write %s: %s", MG_DAEMON_PIDFILE, strerror(errno));
-		return;
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		log_warn("%s is held by another memguardd: not writing it", MG_DAEMON_PIDFILE);
+		close(fd);
+		return -1;
 	}
 	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (write(fd, buf, (size_t)len) != len)
-		log_debug("write %s: short write", MG_DAEMON_PIDFILE);
-	close(fd);
+	if (ftruncate(fd, 0) < 0 || write(fd, buf, (size_t)len) != len)
+		log_debug("write %s: %s", MG_DAEMON_PIDFILE, strerror(errno));
+	return fd;
 }
 
-/* When memguardd acts, in words; buf holds at least 256 bytes. */
-static const char *describe_policy(const struct mg_policy *p, char *buf)
+/* When memguardd acts, in words. */
+static const char *describe_policy(const struct mg_policy *p, char *buf, size_t size)
 {
 	char amin[MG_SIZE_STRLEN], apress[MG_SIZE_STRLEN];
-	int n = snprintf(buf, 256, "act below MemAvailable %s; below %s under pressure",
+	int n = snprintf(buf, size, "act below MemAvailable %s; below %s under pressure",
 	                 mg_size_format(p->available_min, amin),
 	                 mg_size_format(p->available_pressure, apress));
 
-	if (p->lead_usec && n > 0 && n < 256)
-		snprintf(buf + n, 256 - (size_t)n, " or when falling to %s within %" PRIu64 " ms", amin,
+	if (p->lead_usec && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " or when falling to %s within %" PRIu64 " ms", amin,
 		         (p->lead_usec + 999) / 1000);
 	return buf;
 }
@@ -439,7 +537,7 @@ static void print_status(struct daemon *d)
 	       mg_size_format(node.mem.mem_available, b));
 	printf(", pressure some avg10 %u.%02u%%, full avg10 %u.%02u%%\n", node.psi.some.avg10 / 100,
 	       node.psi.some.avg10 % 100, node.psi.full.avg10 / 100, node.psi.full.avg10 % 100);
-	printf("policy: %s\n", describe_policy(&d->policy, policy));
+	printf("policy: %s\n", describe_policy(&d->policy, policy, sizeof(policy)));
 	rescan(d);
 	printf("%zu guarded cgroup%s (%s):\n", d->nw, d->nw == 1 ? "" : "s", d->cfg.guard);
 	for (size_t i = 0; i < d->nw; i++) {
@@ -550,12 +648,8 @@ int main(int argc, char **argv)
 	}
 
 	protect_self(d.procfd);
-	d.node_trigger_fd = mg_psi_trigger_open(d.procfd, "pressure/memory", MG_PSI_SOME,
-	                                        d.cfg.trigger_stall_usec, d.cfg.trigger_window_usec);
-	if (d.node_trigger_fd < 0)
-		return mg_log_errno(LOG_ERR, d.node_trigger_fd, "arm a PSI trigger on %s/pressure/memory: %m",
-		                    proc_path),
-		       1;
+	if ((r = arm_node_trigger(&d)) < 0)
+		return mg_log_errno(LOG_ERR, r, "arm a PSI trigger on %s/pressure/memory: %m", proc_path), 1;
 	d.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (d.inotify_fd < 0)
 		return mg_log_errno(LOG_ERR, -errno, "inotify_init1: %m"), 1;
@@ -565,25 +659,26 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	if ((r = sd_event_add_io(d.event, &d.node_src, d.node_trigger_fd, EPOLLPRI, on_node_trigger, &d)) <
-	            0 ||
-	    (r = sd_event_add_io(d.event, &d.inotify_src, d.inotify_fd, EPOLLIN, on_inotify, &d)) < 0 ||
+	if ((r = sd_event_add_io(d.event, &d.inotify_src, d.inotify_fd, EPOLLIN, on_inotify, &d)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_reload, &d)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGTERM, NULL, NULL)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGINT, NULL, NULL)) < 0 ||
 	    (r = sd_event_set_watchdog(d.event, true)) < 0)
 		return mg_log_errno(LOG_ERR, r, "set up the event loop: %m"), 1;
 
-	write_pidfile();
+	int pidfile = write_pidfile();
 	on_rescan(NULL, 0, &d);
 	evaluate(&d);
 	char policy[256];
 	log_notice("watching %s and %zu guarded cgroups (%s); %s%s", proc_path, d.nw, d.cfg.guard,
-	           describe_policy(&d.policy, policy), d.cfg.dry_run ? " (dry run)" : "");
+	           describe_policy(&d.policy, policy, sizeof(policy)), d.cfg.dry_run ? " (dry run)" : "");
 	sd_notify(false, "READY=1\nSTATUS=watching memory pressure");
 	r = sd_event_loop(d.event);
 	sd_notify(false, "STOPPING=1");
-	unlink(MG_DAEMON_PIDFILE);
+	if (pidfile >= 0) {
+		unlink(MG_DAEMON_PIDFILE);
+		close(pidfile);
+	}
 	for (size_t i = 0; i < d.nw; i++)
 		unwatch(&d.w[i]);
 	sd_event_source_unref(d.node_src);
