@@ -25,6 +25,24 @@ sed 's/^/    /' "$work/status"
 assert_contains "$work/status" "2 guarded cgroups" "status sees both tasks"
 assert_contains "$work/status" "task-1 .* of 256MiB" "share read back from the cgroup"
 
+# A good reload that changes the PSI trigger re-arms it on every guarded cgroup.
+armed() { grep -c 'guarding cgroup memguard/run-.*/task-[01] (PSI trigger armed)' "$work/daemon.log"; }
+before=$(armed)
+good_conf=$(cat "$work/memguard.conf")
+echo "trigger_window = 2s" >>"$work/memguard.conf"
+kill -HUP "$daemon_pid"
+sleep 1
+assert_eq "$(grep -c 'configuration reloaded' "$work/daemon.log")" 1 "good reload"
+assert_eq "$(armed)" "$((before + 2))" "both cgroup triggers re-armed with the new window"
+
+# A second memguardd (by hand, dry run) neither takes nor removes the pid file.
+"$memguardd" -n -c "$work/memguard.conf" >"$work/second.log" 2>&1 &
+second=$!
+sleep 1
+kill -TERM "$second" && wait "$second" || true
+assert_contains "$work/second.log" "memguardd.pid is held by another memguardd" "second instance told"
+assert_eq "$(cat /run/memguard/memguardd.pid)" "$daemon_pid" "the running daemon's pid file kept"
+
 # A bad config on reload: logged, the old one kept, the daemon alive.
 echo "[daemon]" >"$work/memguard.conf"
 echo "available_min = lots" >>"$work/memguard.conf"
@@ -33,6 +51,17 @@ sleep 1
 kill -0 "$daemon_pid" || fail "memguardd died on a bad reload"
 assert_contains "$work/daemon.log" "reload failed: keeping the running configuration" "bad reload"
 assert_contains "$work/daemon.log" "memguard.conf:2: .*available_min" "names file and line"
+# Values that parse but cannot work are refused the same way, on reload as at start.
+for bad in "poll_max = 0" "trigger_window = 30s" "available_min = 100%" "available_pressure = 1%"; do
+	printf '%s\n%s\n' "$good_conf" "$bad" >"$work/memguard.conf"
+	fails=$(grep -c 'reload failed' "$work/daemon.log")
+	kill -HUP "$daemon_pid"
+	sleep 0.5
+	assert_eq "$(grep -c 'reload failed' "$work/daemon.log")" "$((fails + 1))" "reload refuses \"$bad\""
+	"$memguardd" -c "$work/memguard.conf" --status >/dev/null 2>"$work/start.err" && fail "starts with \"$bad\""
+	sed 's/^/    /' "$work/start.err"
+done
+kill -0 "$daemon_pid" || fail "memguardd died on a refused reload"
 
 wait "$run" || { cat "$work/err"; fail "a task was disturbed by the restart"; }
 assert_eq "$(json "$work/r.json" "[t['status'] for t in r['tasks']]")" "[0, 0]" "statuses"
