@@ -534,63 +534,54 @@ static void set_high(struct fixture *f, const char *value)
 	ft_write(f->tree.fd, TASK "/memory.high", value);
 }
 
-/* TASK's memory.high up to its first newline: a write leaves the old tail of a longer value. */
-static char *get_high(struct fixture *f)
+/* TASK's memory.high, up to its first newline (a write leaves the old tail of a longer value), is want. */
+static void assert_high(struct fixture *f, const char *want)
 {
 	char *high = ft_read(f->tree.fd, TASK "/memory.high", NULL);
 
 	high[strcspn(high, "\n")] = '\0';
-	return high;
+	assert_string_equal(high, want);
+	free(high);
+}
+
+/* Unthrottles TASK, whose memory.high file starts empty, and expects want in it. */
+static void assert_unthrottles_to(struct fixture *f, const char *want)
+{
+	set_high(f, "");
+	assert_int_equal(mg_act_unthrottle(f->tree.fd, TASK), 0);
+	assert_high(f, want);
+	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
 }
 
 static void throttle_and_restore(void **state)
 {
 	struct fixture *f = *state;
-	char *high;
 
 	ft_mkdir(f->tree.fd, TASK);
 	/* No memory.high of its own: down to 90% of 2 GiB, and back to max. */
 	set_high(f, "max\n");
 	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
 	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB), 1);
-	high = get_high(f);
-	assert_string_equal(high, "1932735284");
-	free(high);
+	assert_high(f, "1932735284");
 	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 1);
-	set_high(f, "");
-	assert_int_equal(mg_act_unthrottle(f->tree.fd, TASK), 0);
-	high = get_high(f);
-	assert_string_equal(high, "max");
-	free(high);
-	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
+	assert_unthrottles_to(f, "max");
 
 	/* The launcher's memory.high comes back, not max. */
 	set_high(f, "1900000000\n");
 	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2000000000, 1700000000), 1);
-	high = get_high(f);
-	assert_string_equal(high, "1800000000");
-	free(high);
-	set_high(f, "");
-	assert_int_equal(mg_act_unthrottle(f->tree.fd, TASK), 0);
-	high = get_high(f);
-	assert_string_equal(high, "1900000000");
-	free(high);
+	assert_high(f, "1800000000");
+	assert_unthrottles_to(f, "1900000000");
 
 	/* An older memguardd marked throttling with "1": that is no limit to restore. */
 	int cg = ft_open_dir(f->tree.fd, TASK);
 	assert_int_equal(fsetxattr(cg, MG_XATTR_THROTTLED, "1", 1, 0), 0);
 	close(cg);
-	set_high(f, "");
-	assert_int_equal(mg_act_unthrottle(f->tree.fd, TASK), 0);
-	high = get_high(f);
-	assert_string_equal(high, "max");
-	free(high);
+	assert_unthrottles_to(f, "max");
 }
 
 static void throttle_with_nothing_to_lower(void **state)
 {
 	struct fixture *f = *state;
-	char *high;
 
 	ft_mkdir(f->tree.fd, TASK);
 	/* Within its share, at its share, or memory.high already at or below the target. */
@@ -599,9 +590,7 @@ static void throttle_with_nothing_to_lower(void **state)
 	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, GiB, GiB), 0);
 	set_high(f, "1000000000\n");
 	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB / 2), 0);
-	high = get_high(f);
-	assert_string_equal(high, "1000000000");
-	free(high);
+	assert_high(f, "1000000000");
 	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
 	/* Gone: nothing to do, not an error. */
 	assert_int_equal(mg_act_throttle(f->tree.fd, "memguard/run-1/task-404", 2 * GiB, GiB), 0);
