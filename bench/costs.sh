@@ -6,7 +6,8 @@
 #   fork+exec, parallel    bench/spawn.c: N fork()+execv() at once, then wait for all
 #   fork+exec, sequential  bench/spawn.c -s: one after another
 #   memguard               memguard --strict -q -n N -- /bin/true: all N at once, each in its own cgroup
-#                          with memory.max, swap.max and oom.group set, reaped, reported, removed
+#                          with memory.max, swap.max and oom.group set, reaped, reported, removed; started
+#                          by bench/spawn.c, which also reports the launcher's peak RSS (ru_maxrss)
 #   systemd-run --scope    systemd-run --scope -p MemoryMax=(MemTotal-5%)/N -p MemorySwapMax=0 /bin/true,
 #                          one after another (each client is a process of its own that talks to PID 1
 #                          over D-Bus; a thousand at once do not fit in the 1 GiB guest). It takes about
@@ -48,23 +49,21 @@ total_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
 now() { echo "$EPOCHREALTIME"; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", b - a }'; }
 
-record() { # METHOD N REP SECONDS STATUS
-	printf '{"kind":"cost","method":"%s","n":%d,"rep":%d,"seconds":%s,"status":%d,"kernel":"%s","systemd":"%s"}\n' \
-		"$1" "$2" "$3" "$4" "$5" "$(uname -r)" "$(systemctl --version | awk 'NR == 1 { print $2 }')" >>"$results"
-	printf 'costs: %-22s N=%-5d rep %d  %8.3f s  %7.2f ms/task  (status %d)\n' "$1" "$2" "$3" "$4" \
-		"$(awk -v s="$4" -v n="$2" 'BEGIN { print s * 1000 / n }')" "$5"
+record() { # METHOD N REP SECONDS MAX_RSS_KIB STATUS (MAX_RSS_KIB: null when not measured)
+	printf '{"kind":"cost","method":"%s","n":%d,"rep":%d,"seconds":%s,"max_rss_kib":%s,"status":%d,"kernel":"%s","systemd":"%s"}\n' \
+		"$1" "$2" "$3" "$4" "$5" "$6" "$(uname -r)" "$(systemctl --version | awk 'NR == 1 { print $2 }')" >>"$results"
+	printf 'costs: %-22s N=%-5d rep %d  %8.3f s  %7.2f ms/task  peak RSS %s KiB  (status %d)\n' "$1" "$2" "$3" \
+		"$4" "$(awk -v s="$4" -v n="$2" 'BEGIN { print s * 1000 / n }')" "$5" "$6"
 }
 
+# Each prints "SECONDS MAX_RSS_KIB".
 forkexec_par() { "$bin/spawn" "$1" /bin/true; }
 forkexec_seq() { "$bin/spawn" -s "$1" /bin/true; }
 
 run_memguard() {
-	local a b rc=0
-	a=$(now)
-	"$build/bin/memguard" --strict -q -n "$1" --config "$conf" -- /bin/true >/tmp/mg.out 2>&1 || rc=$?
-	b=$(now)
+	local rc=0
+	"$bin/spawn" -o /tmp/mg.out 1 "$build/bin/memguard" --strict -q -n "$1" --config "$conf" -- /bin/true || rc=$?
 	((rc == 0)) || tail -n 5 /tmp/mg.out >&2
-	secs "$a" "$b"
 	return "$rc"
 }
 
@@ -75,7 +74,7 @@ run_systemd() {
 		systemd-run --scope --quiet -p MemoryMax="$max" -p MemorySwapMax=0 /bin/true || rc=$?
 	done
 	b=$(now)
-	secs "$a" "$b"
+	echo "$(secs "$a" "$b") null"
 	return "$rc"
 }
 
@@ -90,15 +89,16 @@ for ((rep = 1; rep <= reps; rep++)); do
 			if [[ $m == run_systemd ]] && ((rep > 1 && n > systemd_repeat_max)); then
 				continue
 			fi
-			rc=0
-			t=$($m "$n") || rc=$?
+			rc=0 out=
+			out=$($m "$n") || rc=$?
+			read -r t kib <<<"$out" || true
 			case $m in
 			forkexec_par) name="fork+exec parallel" ;;
 			forkexec_seq) name="fork+exec sequential" ;;
 			run_memguard) name=memguard ;;
 			run_systemd) name="systemd-run --scope" ;;
 			esac
-			record "$name" "$n" "$rep" "${t:-0}" "$rc"
+			record "$name" "$n" "$rep" "${t:-0}" "${kib:-null}" "$rc"
 		done
 	done
 done

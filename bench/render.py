@@ -695,6 +695,29 @@ def main():
             cols.append(ratio("memguard", "systemd-run --scope"))
             w(f"| {n} | " + " | ".join(cols) + " |")
         w("")
+        rss = [c for c in costs if c["method"] == "memguard" and c.get("max_rss_kib") and c["status"] == 0]
+        if rss:
+            w("### The launcher's own memory")
+            w("")
+            w(
+                "Peak RSS of `memguard --strict -q -n N -- /bin/true` in the runs above, as getrusage reports "
+                "it to bench/spawn.c (ru_maxrss: the launcher, or a task it reaped if that was larger), "
+                "median (min–max), and what each further task adds over N = "
+                f"{min(c['n'] for c in rss)}."
+            )
+            w("")
+            w("| N | peak RSS (MiB) | KiB per task above the smallest N |")
+            w("|---|---|---|")
+            base = None
+            for n in sorted({c["n"] for c in rss}):
+                ms = median_spread([c["max_rss_kib"] / 1024 for c in rss if c["n"] == n])
+                if base is None:
+                    base = (n, ms[0])
+                    per = "—"
+                else:
+                    per = f"{(ms[0] - base[1]) * 1024 / (n - base[0]):.1f}"
+                w(f"| {n} | {fmt(ms, digits=1)} | {per} |")
+            w("")
     if idle:
         w("### Daemons on an idle node")
         w("")
