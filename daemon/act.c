@@ -200,10 +200,10 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	return killed;
 }
 
-int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share)
+int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share, uint64_t allowance)
 {
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
-	uint64_t high = current - current / 10, before;
+	uint64_t high = current + allowance, before;
 	char h[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], saved[32];
 	int r;
 
@@ -213,8 +213,8 @@ int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t sh
 		return r;
 	if (high < share)
 		high = share;
-	/* Nothing to lower: usage is within the share, or memory.high is already below. */
-	if (high >= current || high >= before)
+	/* Nothing to lower: memory.high is already at or below the fence. */
+	if (high >= before)
 		return 0;
 	/* The value to restore, in the tree so that a restarted daemon restores it too. */
 	if (before == MG_SIZE_UNLIMITED)

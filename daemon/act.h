@@ -23,14 +23,15 @@ struct mg_kill_record {
  * logs. */
 int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_log);
 
-/* The throttle step: memory.high of mountfd/path goes down to the larger of
- * share and 90% of current, so the task reclaims and slows instead of
- * growing, and the xattr user.memguard.throttled keeps the memory.high it had
- * (in the tree, so a restarted daemon can undo it). Returns 1 when throttled,
- * 0 when there is nothing to lower (gone, within its share, or memory.high
- * already lower), or -errno. mg_act_unthrottle restores the saved memory.high
- * ("max" without one). mg_act_is_throttled: 1, 0 or -errno. */
-int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share);
+/* The throttle step, a fence rather than a squeeze: memory.high of
+ * mountfd/path goes to current + allowance (what the node can still spare),
+ * not below share, so the task may grow no further than that, and the xattr
+ * user.memguard.throttled keeps the memory.high it had (in the tree, so a
+ * restarted daemon can undo it). Returns 1 when fenced, 0 when there is
+ * nothing to lower (gone, or memory.high already at or below the fence), or
+ * -errno. mg_act_unthrottle restores the saved memory.high ("max" without
+ * one). mg_act_is_throttled: 1, 0 or -errno. */
+int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share, uint64_t allowance);
 int mg_act_unthrottle(int mountfd, const char *path);
 int mg_act_is_throttled(int mountfd, const char *path);
 

@@ -48,6 +48,7 @@ struct watched {
 	sd_event_source *src;
 	bool seen;
 	bool throttled;   /* its memory.high is lowered: undo when memory is back */
+	bool pushed;      /* its PSI trigger fired since: it stalls against that limit */
 	bool kill_failed; /* a kill failed: pass it over, so the next worst can go */
 };
 
@@ -159,6 +160,9 @@ static int on_cgroup_trigger(sd_event_source *src, int fd, uint32_t revents, voi
 		sd_event_source_set_enabled(src, SD_EVENT_OFF);
 		return 0;
 	}
+	for (size_t i = 0; i < d->nw; i++)
+		if (d->w[i].trigger_fd == fd)
+			d->w[i].pushed = d->w[i].throttled;
 	d->trigger_fired = true;
 	return evaluate(d);
 }
@@ -333,7 +337,28 @@ static void unthrottle_when_calm(struct daemon *d, const struct mg_node_state *n
 		return;
 	for (size_t i = 0; i < d->nw; i++)
 		if (d->w[i].throttled && mg_act_unthrottle(d->mountfd, d->w[i].e.path) >= 0)
-			d->w[i].throttled = false;
+			d->w[i].throttled = d->w[i].pushed = false;
+}
+
+/* throttle = yes: rather than kill the victim, fence it in with memory.high
+ * at its usage plus what the node can spare above half of available_min.
+ * A task that was only going to grow a little more (a big but finite job)
+ * then finishes; one that keeps growing stalls against the fence, its PSI
+ * trigger fires, and it is killed. True while the fence holds. */
+static bool fence_holds(struct daemon *d, struct watched *v, const struct mg_node_state *node,
+                        const struct mg_guarded *snap)
+{
+	uint64_t avail = node->mem.mem_available, hard = d->policy.available_min / 2;
+
+	if (!d->cfg.throttle || d->cfg.dry_run || avail < hard || v->pushed)
+		return false;
+	if (v->throttled)
+		return true;
+	if (mg_act_throttle(d->mountfd, v->e.path, snap->current, snap->share, avail - hard) != 1)
+		return false;
+	v->throttled = true;
+	v->pushed = false;
+	return true;
 }
 
 static int evaluate(struct daemon *d)
@@ -353,13 +378,8 @@ static int evaluate(struct daemon *d)
 		}
 		mg_policy_decide(&d->policy, &node, snaps, d->nw, &dec);
 		struct watched *v = dec.verdict == MG_VERDICT_KILL ? &d->w[dec.victim] : NULL;
-		if (v && d->cfg.throttle && !v->throttled && !d->cfg.dry_run &&
-		    mg_act_throttle(d->mountfd, v->e.path, snaps[dec.victim].current,
-		                    snaps[dec.victim].share) == 1) {
-			/* The throttle gets the settle time to work; then, if memory is
-			 * still short, the kill. */
-			v->throttled = true;
-			d->last_kill_usec = node.now_usec;
+		if (v && fence_holds(d, v, &node, &snaps[dec.victim])) {
+			/* Fenced in: it may stay while it does not push against the fence. */
 		} else if (v) {
 			struct mg_kill_record rec = {
 			        .path = d->w[dec.victim].e.path,

@@ -40,7 +40,7 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .poll_max_usec = 1000000,
 	        .lead_usec = 250000,
 	        .dry_run = false,
-	        .throttle = false,
+	        .throttle = true,
 	        .kill_log = "/var/log/memguard/kills.jsonl",
 	};
 }

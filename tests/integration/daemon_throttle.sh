@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# throttle = yes: memguardd first lowers the offender's memory.high; when
-# that does not bring memory back, it kills the offender after the settle
-# time. The innocent tasks finish.
+# throttle = yes (the default): memguardd fences the victim in with memory.high
+# at its usage plus what the node can spare, instead of killing it at once.
+#  1. A task that grows without end stalls against the fence and is killed;
+#     the innocent tasks finish.
+#  2. A big task that only needed a little more than the node had left when it
+#     was fenced finishes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon_lib.sh"
 
@@ -21,8 +24,38 @@ assert_eq "$(json "$work/r.json" "[t['status'] for t in r['tasks']]")" "[0, 0, 0
 assert_eq "$status" 137 "exit status"
 throttled=$(grep -n "throttling cgroup memguard/run-.*/task-3" "$work/daemon.log" | head -1 | cut -d: -f1)
 killed=$(grep -n "killing cgroup memguard/run-.*/task-3" "$work/daemon.log" | head -1 | cut -d: -f1)
-[ -n "$throttled" ] || fail "task-3 was not throttled first"
+[ -n "$throttled" ] || fail "task-3 was not fenced first"
 [ -n "$killed" ] || fail "task-3 was not killed"
-[ "$throttled" -lt "$killed" ] || fail "killed before it was throttled"
+[ "$throttled" -lt "$killed" ] || fail "killed before it was fenced"
 assert_eq "$(wc -l <"$work/kills.jsonl")" 1 "exactly one kill"
+assert_no_leftover
+
+# 2. Floors in MiB rather than percent, so that the big task's end point sits
+# between them whatever this guest's MemAvailable is: memguardd acts below
+# 300 MiB, its hard floor is 150 MiB, and the two tasks together leave about
+# 225 MiB. The big one is fenced on the way and must still finish.
+: >"$work/daemon.log"
+rm -f "$work/kills.jsonl"
+start_daemon "throttle = yes
+available_min = 300M
+available_pressure = 400M"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+big=$((avail - 64 - 225))
+((big > 200)) || fail "MemAvailable is only $avail MiB: too little for this test"
+echo "    MemAvailable $avail MiB: the big task takes $big MiB, the small one 64 MiB"
+set +e
+"$memguard" -n 2 --elastic --mem $((big + 200))M --report "$work/r2.json" -- sh -c \
+	'if [ "$MEMGUARD_TASK" = 0 ]; then exec '"$memhog"' -d 40 -H 3000 '"$big"';
+	 else exec '"$memhog"' -H 5000 64; fi' 2>"$work/err"
+status=$?
+set -e
+stop_daemon
+cat "$work/err"
+sed 's/^/    /' "$work/daemon.log"
+assert_eq "$(json "$work/r2.json" "[t['status'] for t in r['tasks']]")" "[0, 0]" "the big task finished"
+assert_eq "$status" 0 "exit status"
+assert_contains "$work/daemon.log" "throttling cgroup memguard/run-.*/task-0" "the big task was fenced"
+[ ! -s "$work/kills.jsonl" ] || { cat "$work/kills.jsonl"; fail "something was killed"; }
 assert_no_leftover

@@ -33,6 +33,7 @@
 #include "memguard/paths.h"
 #include "memguard/util.h"
 
+#define MiB (1ull << 20)
 #define GiB (1ull << 30)
 
 #ifndef SYS_process_mrelease
@@ -558,19 +559,25 @@ static void throttle_and_restore(void **state)
 	struct fixture *f = *state;
 
 	ft_mkdir(f->tree.fd, TASK);
-	/* No memory.high of its own: down to 90% of 2 GiB, and back to max. */
+	/* No memory.high of its own: a fence at 2 GiB + 100 MiB to spare, and back to max. */
 	set_high(f, "max\n");
 	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
-	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB), 1);
-	assert_high(f, "1932735284");
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB, 100 * MiB), 1);
+	assert_high(f, "2252341248");
 	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 1);
 	assert_unthrottles_to(f, "max");
 
 	/* The launcher's memory.high comes back, not max. */
 	set_high(f, "1900000000\n");
-	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2000000000, 1700000000), 1);
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 1700000000, GiB, 100000000), 1);
 	assert_high(f, "1800000000");
 	assert_unthrottles_to(f, "1900000000");
+
+	/* Never below the share: nothing to spare puts the fence at the share. */
+	set_high(f, "max\n");
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, GiB / 2, GiB, 0), 1);
+	assert_high(f, "1073741824");
+	assert_unthrottles_to(f, "max");
 
 	/* An older memguardd marked throttling with "1": that is no limit to restore. */
 	int cg = ft_open_dir(f->tree.fd, TASK);
@@ -584,16 +591,14 @@ static void throttle_with_nothing_to_lower(void **state)
 	struct fixture *f = *state;
 
 	ft_mkdir(f->tree.fd, TASK);
-	/* Within its share, at its share, or memory.high already at or below the target. */
-	set_high(f, "max\n");
-	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, GiB / 2, GiB), 0);
-	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, GiB, GiB), 0);
+	/* memory.high already at or below the fence. */
 	set_high(f, "1000000000\n");
-	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB / 2), 0);
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB / 2, 0), 0);
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 900000000, GiB / 2, 100000000), 0);
 	assert_high(f, "1000000000");
 	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
 	/* Gone: nothing to do, not an error. */
-	assert_int_equal(mg_act_throttle(f->tree.fd, "memguard/run-1/task-404", 2 * GiB, GiB), 0);
+	assert_int_equal(mg_act_throttle(f->tree.fd, "memguard/run-1/task-404", 2 * GiB, GiB, 0), 0);
 	assert_int_equal(mg_act_unthrottle(f->tree.fd, "memguard/run-1/task-404"), 0);
 }
 

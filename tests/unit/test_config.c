@@ -76,6 +76,7 @@ static void defaults(void **state)
 	assert_true(c.poll_max_usec == 1000000);
 	assert_true(c.lead_usec == 250000);
 	assert_false(c.dry_run);
+	assert_true(c.throttle);
 	assert_string_equal(c.kill_log, "/var/log/memguard/kills.jsonl");
 }
 
@@ -116,6 +117,7 @@ static void explicit_defaults_change_nothing(void **state)
 	        "poll_max = 1s\n"
 	        "lead_time = 250ms\n"
 	        "dry_run = no\n"
+	        "throttle = yes\n"
 	        "kill_log = /var/log/memguard/kills.jsonl\n";
 	struct mg_config c, d;
 	char err[256] = "";
