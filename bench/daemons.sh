@@ -44,7 +44,9 @@ daemon_ready() {
 }
 
 # The launcher's and memguardd's configuration in the benchmark: every key at its default except the
-# kill log (under /tmp) and min_share, whose 32 MiB default refuses 256 tasks in a 1 GiB guest.
+# kill log (under /tmp) and min_share, whose 32 MiB default refuses 256 tasks in a 1 GiB guest. For side
+# runs, MEMGUARD_BENCH_DAEMON_CONF adds lines to [daemon] (e.g. "throttle = yes"; the run's meta line
+# records it).
 # write_memguard_conf FILE KILL_LOG
 write_memguard_conf() {
 	cat >"$1" <<-CONF
@@ -53,5 +55,6 @@ write_memguard_conf() {
 
 		[daemon]
 		kill_log = $2
+		${MEMGUARD_BENCH_DAEMON_CONF:-}
 	CONF
 }

@@ -408,8 +408,9 @@ def main():
         ),
         "elastic": (
             "`memguard --elastic -n N --tasks FILE -- CMD {}`",
-            "memguardd (started first, as its unit would) kills the task furthest over "
-            "its share under pressure; memory.max = the whole budget",
+            "memguardd (started first, as its unit would, with its defaults) fences the task furthest "
+            "over its share in with memory.high when memory runs short and kills it if it keeps growing; "
+            "memory.max = the whole budget",
         ),
     }
     for v in variants:

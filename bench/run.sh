@@ -279,11 +279,12 @@ write_meta() {
 	git=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	dirty=$(git -C "$top" status --porcelain 2>/dev/null | grep -c . || true)
 	ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none; }
-	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d}\n' \
+	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s"}\n' \
 		"$run_id" "$(date -u +%FT%TZ)" "$( ((smoke)) && echo true || echo false)" "$reps" "$cpu" "$(nproc)" \
 		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$git" "$dirty" "$(ver earlyoom)" "$(ver nohang)" \
 		"$(ver pypy3)" "$BENCH_CHURN_LIVE" "$BENCH_CHURN_SECONDS" \
-		"$( ((smoke)) && echo "$smoke_work" || echo "$BENCH_WORK_SECONDS")" >>"$run_dir/results.jsonl"
+		"$( ((smoke)) && echo "$smoke_work" || echo "$BENCH_WORK_SECONDS")" \
+		"${MEMGUARD_BENCH_DAEMON_CONF:-}" >>"$run_dir/results.jsonl"
 }
 
 # --- main ----------------------------------------------------------------------------------------
