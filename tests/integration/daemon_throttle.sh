@@ -11,17 +11,22 @@
 start_daemon "throttle = yes"
 trap 'stop_daemon; rm -rf "$work"' EXIT
 
-set +e
-"$memguard" -n 4 --mem 860M --report "$work/r.json" -- sh -c \
+# run_tasks REPORT STATUSES EXIT MEMGUARD_ARGS...: runs memguard, stops the daemon, shows
+# what happened and checks each task's status and memguard's own.
+run_tasks() {
+	local report=$1 statuses=$2 want=$3 status=0
+	shift 3
+	"$memguard" --report "$report" "$@" 2>"$work/err" || status=$?
+	stop_daemon
+	cat "$work/err"
+	sed 's/^/    /' "$work/daemon.log"
+	assert_eq "$(json "$report" "[t['status'] for t in r['tasks']]")" "$statuses" "statuses"
+	assert_eq "$status" "$want" "exit status"
+}
+
+run_tasks "$work/r.json" "[0, 0, 0, 137]" 137 -n 4 --mem 860M -- sh -c \
 	'if [ "$MEMGUARD_TASK" = 3 ]; then exec '"$memhog"' -d 20 -H 8000 1200;
-	 else exec '"$memhog"' -d 40 -H 6000 150; fi' 2>"$work/err"
-status=$?
-set -e
-stop_daemon
-cat "$work/err"
-sed 's/^/    /' "$work/daemon.log"
-assert_eq "$(json "$work/r.json" "[t['status'] for t in r['tasks']]")" "[0, 0, 0, 137]" "statuses"
-assert_eq "$status" 137 "exit status"
+	 else exec '"$memhog"' -d 40 -H 6000 150; fi'
 throttled=$(grep -n "throttling cgroup memguard/run-.*/task-3" "$work/daemon.log" | head -1 | cut -d: -f1)
 killed=$(grep -n "killing cgroup memguard/run-.*/task-3" "$work/daemon.log" | head -1 | cut -d: -f1)
 [ -n "$throttled" ] || fail "task-3 was not fenced first"
@@ -45,17 +50,9 @@ avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
 big=$((avail - 64 - 225))
 ((big > 200)) || fail "MemAvailable is only $avail MiB: too little for this test"
 echo "    MemAvailable $avail MiB: the big task takes $big MiB, the small one 64 MiB"
-set +e
-"$memguard" -n 2 --elastic --mem $((big + 200))M --report "$work/r2.json" -- sh -c \
+run_tasks "$work/r2.json" "[0, 0]" 0 -n 2 --elastic --mem $((big + 200))M -- sh -c \
 	'if [ "$MEMGUARD_TASK" = 0 ]; then exec '"$memhog"' -d 40 -H 3000 '"$big"';
-	 else exec '"$memhog"' -H 5000 64; fi' 2>"$work/err"
-status=$?
-set -e
-stop_daemon
-cat "$work/err"
-sed 's/^/    /' "$work/daemon.log"
-assert_eq "$(json "$work/r2.json" "[t['status'] for t in r['tasks']]")" "[0, 0]" "the big task finished"
-assert_eq "$status" 0 "exit status"
+	 else exec '"$memhog"' -H 5000 64; fi'
 assert_contains "$work/daemon.log" "throttling cgroup memguard/run-.*/task-0" "the big task was fenced"
 [ ! -s "$work/kills.jsonl" ] || { cat "$work/kills.jsonl"; fail "something was killed"; }
 assert_no_leftover
