@@ -95,9 +95,7 @@ static int resolve_policy(const struct mg_config *cfg, uint64_t mem_total, struc
 		         cfg->available_min, cfg->available_pressure);
 		return -EINVAL;
 	}
-	/* The kernel's PSI trigger limits. */
-	if (cfg->trigger_window_usec < 500000 || cfg->trigger_window_usec > 10000000 ||
-	    cfg->trigger_stall_usec == 0 || cfg->trigger_stall_usec > cfg->trigger_window_usec) {
+	if (!mg_psi_trigger_valid(cfg->trigger_stall_usec, cfg->trigger_window_usec)) {
 		snprintf(err, errsize,
 		         "trigger_window must be 500ms to 10s and trigger_stall above 0 and within it");
 		return -EINVAL;
@@ -348,7 +346,7 @@ static void unthrottle_when_calm(struct daemon *d, const struct mg_node_state *n
 static bool fence_holds(struct daemon *d, struct watched *v, const struct mg_node_state *node,
                         const struct mg_guarded *snap)
 {
-	uint64_t avail = node->mem.mem_available, hard = d->policy.available_min / 2;
+	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(&d->policy);
 
 	if (!d->cfg.throttle || d->cfg.dry_run || avail < hard || v->pushed)
 		return false;

@@ -70,7 +70,7 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	         falling);
 	snprintf(ret->why, sizeof(ret->why), "%s", context);
 	if (node->last_kill_usec && node->now_usec - node->last_kill_usec < p->settle_usec &&
-	    avail >= p->available_min / 2) {
+	    avail >= mg_policy_hard_floor(p)) {
 		ret->verdict = MG_VERDICT_SETTLING;
 		return;
 	}

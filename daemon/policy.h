@@ -59,6 +59,13 @@ struct mg_decision {
  * cgroup is read before this. */
 bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_state *node);
 
+/* Below this MemAvailable nothing waits: not the settle time after a kill,
+ * not a fenced task. */
+static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
+{
+	return p->available_min / 2;
+}
+
 /* Decides, when mg_policy_needs_memory() says so. The victim is the
  * eligible cgroup furthest over its share (memory.current / share, in 1%
  * steps), then the fastest grower, then the largest. A kill within

@@ -111,13 +111,19 @@ int mg_psi_read(int dirfd, const char *name, struct mg_psi *ret)
 	return mg_psi_parse(buf, ret);
 }
 
+bool mg_psi_trigger_valid(uint64_t stall_usec, uint64_t window_usec)
+{
+	return window_usec >= 500000 && window_usec <= 10000000 && stall_usec > 0 &&
+	       stall_usec <= window_usec;
+}
+
 int mg_psi_trigger_open(int dirfd, const char *name, enum mg_psi_kind kind, uint64_t stall_usec,
                         uint64_t window_usec)
 {
 	char spec[64];
 	_cleanup_close_ int fd = -1;
 
-	if (window_usec < 500000 || window_usec > 10000000 || stall_usec == 0 || stall_usec > window_usec)
+	if (!mg_psi_trigger_valid(stall_usec, window_usec))
 		return -EINVAL;
 	snprintf(spec, sizeof(spec), "%s %" PRIu64 " %" PRIu64, kind == MG_PSI_FULL ? "full" : "some",
 	         stall_usec, window_usec);

@@ -26,10 +26,13 @@ int mg_psi_parse(const char *text, struct mg_psi *ret);
 /* Reads dirfd/name ("memory.pressure", or "pressure/memory" relative to /proc). */
 int mg_psi_read(int dirfd, const char *name, struct mg_psi *ret);
 
+/* The kernel's limits on a trigger: a window of 500 ms to 10 s, and a stall
+ * above 0 and no longer than the window. */
+bool mg_psi_trigger_valid(uint64_t stall_usec, uint64_t window_usec);
+
 /* Opens dirfd/name O_RDWR|O_NONBLOCK and arms a trigger: an event when tasks
  * stall for stall_usec within any window_usec. Returns the fd to poll for
- * POLLPRI (EPOLLPRI), or -errno. The window must be 500 ms to 10 s and the
- * stall no longer than the window (-EINVAL otherwise). */
+ * POLLPRI (EPOLLPRI), or -errno; -EINVAL unless mg_psi_trigger_valid(). */
 int mg_psi_trigger_open(int dirfd, const char *name, enum mg_psi_kind kind, uint64_t stall_usec,
                         uint64_t window_usec);
 
