@@ -579,8 +579,8 @@ static void print_status(struct daemon *d)
 static void usage(void)
 {
 	puts("Usage: memguardd [OPTIONS]\n"
-	     "Watches memory pressure and kills the guarded cgroup furthest over its share\n"
-	     "before the node stalls.\n\n"
+	     "Watches memory pressure and, before the node stalls, fences in the guarded\n"
+	     "cgroup furthest over its share and kills it if it keeps growing.\n\n"
 	     "  -c, --config FILE   read FILE instead of " MG_CONFIG_FILE " and conf.d\n"
 	     "  -n, --dry-run       decide and log, never kill\n"
 	     "  -s, --status        print node pressure, guarded cgroups and recent kills, then exit\n"
