@@ -71,43 +71,6 @@ struct daemon {
 
 static int evaluate(struct daemon *d);
 
-static int resolve_policy(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,
-                          size_t errsize)
-{
-	const char *why;
-
-	if (mg_size_parse(cfg->available_min, mem_total, &ret->available_min, &why) < 0 ||
-	    mg_size_parse(cfg->available_pressure, mem_total, &ret->available_pressure, &why) < 0) {
-		snprintf(err, errsize, "invalid available_min or available_pressure: %s", why);
-		return -EINVAL;
-	}
-	/* Either at MemTotal would mean memory is always short: a kill every settle. */
-	if (ret->available_pressure >= mem_total || ret->available_min > ret->available_pressure) {
-		snprintf(err, errsize,
-		         "available_min (%s) must not exceed available_pressure (%s), and both must be below "
-		         "MemTotal",
-		         cfg->available_min, cfg->available_pressure);
-		return -EINVAL;
-	}
-	if (!mg_psi_trigger_valid(cfg->trigger_stall_usec, cfg->trigger_window_usec)) {
-		snprintf(err, errsize,
-		         "trigger_window must be 500ms to 10s and trigger_stall above 0 and within it");
-		return -EINVAL;
-	}
-	if (cfg->poll_max_usec < MG_POLL_MIN_USEC) {
-		snprintf(err, errsize, "poll_max must be at least %llu ms", MG_POLL_MIN_USEC / 1000);
-		return -EINVAL;
-	}
-	/* 0% turns the avg10 rule off; the triggers and MemAvailable remain. */
-	ret->full_avg10_max = cfg->pressure_full_avg10 ? cfg->pressure_full_avg10 * 100 : UINT32_MAX;
-	ret->settle_usec = cfg->settle_usec;
-	ret->lead_usec = cfg->lead_usec;
-	ret->poll_max_usec = cfg->poll_max_usec;
-	ret->throttle = cfg->throttle;
-	ret->dry_run = cfg->dry_run;
-	return 0;
-}
-
 static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy *ret_policy)
 {
 	char err[512];
@@ -117,7 +80,7 @@ static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy
 	r = mg_config_load(ret, d->config_path, d->dropin_dir == NULL, d->dropin_dir, err, sizeof(err));
 	ret->dry_run |= d->cli_dry_run;
 	if (r == 0)
-		r = resolve_policy(ret, d->mem.mem_total, ret_policy, err, sizeof(err));
+		r = mg_policy_from_config(ret, d->mem.mem_total, ret_policy, err, sizeof(err));
 	if (r < 0)
 		log_err("%s", err);
 	return r;

@@ -1,10 +1,14 @@
 /* memguardd's decisions: whom to fence or kill and when, when to lift the
- * fences, how fast MemAvailable falls and when to look again. */
+ * fences, how fast MemAvailable falls, when to look again, and the
+ * settings they follow. */
 #include "policy.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "memguard/config.h"
+#include "memguard/psi.h"
 #include "memguard/units.h"
 
 uint64_t mg_guarded_percent_of_share(const struct mg_guarded *g)
@@ -136,6 +140,43 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		         mg_size_format(v->current, c), context);
 	ret->verdict = fence_or_kill(p, node, v, &ret->allowance);
 	ret->victim = victim;
+}
+
+int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,
+                          size_t errsize)
+{
+	const char *why;
+
+	if (mg_size_parse(cfg->available_min, mem_total, &ret->available_min, &why) < 0 ||
+	    mg_size_parse(cfg->available_pressure, mem_total, &ret->available_pressure, &why) < 0) {
+		snprintf(err, errsize, "invalid available_min or available_pressure: %s", why);
+		return -EINVAL;
+	}
+	/* Either at MemTotal would mean memory is always short: a kill every settle. */
+	if (ret->available_pressure >= mem_total || ret->available_min > ret->available_pressure) {
+		snprintf(err, errsize,
+		         "available_min (%s) must not exceed available_pressure (%s), and both must be below "
+		         "MemTotal",
+		         cfg->available_min, cfg->available_pressure);
+		return -EINVAL;
+	}
+	if (!mg_psi_trigger_valid(cfg->trigger_stall_usec, cfg->trigger_window_usec)) {
+		snprintf(err, errsize,
+		         "trigger_window must be 500ms to 10s and trigger_stall above 0 and within it");
+		return -EINVAL;
+	}
+	if (cfg->poll_max_usec < MG_POLL_MIN_USEC) {
+		snprintf(err, errsize, "poll_max must be at least %llu ms", MG_POLL_MIN_USEC / 1000);
+		return -EINVAL;
+	}
+	/* 0% turns the avg10 rule off; the triggers and MemAvailable remain. */
+	ret->full_avg10_max = cfg->pressure_full_avg10 ? cfg->pressure_full_avg10 * 100 : UINT32_MAX;
+	ret->settle_usec = cfg->settle_usec;
+	ret->lead_usec = cfg->lead_usec;
+	ret->poll_max_usec = cfg->poll_max_usec;
+	ret->throttle = cfg->throttle;
+	ret->dry_run = cfg->dry_run;
+	return 0;
 }
 
 uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec)

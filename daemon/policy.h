@@ -94,6 +94,16 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret);
 
+/* Resolves the [daemon] settings of cfg on a node with mem_total bytes
+ * into ret: sizes and percentages into bytes, pressure_full_avg10 0 (off)
+ * into UINT32_MAX. Returns 0, or -EINVAL with a one-line reason in err when
+ * a size does not parse, available_min exceeds available_pressure, either
+ * is not below MemTotal, the trigger is outside the kernel's limits, or
+ * poll_max is below MG_POLL_MIN_USEC. */
+struct mg_config;
+int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,
+                          size_t errsize);
+
 /* memory.current / share in percent (0 when the share is unknown). */
 uint64_t mg_guarded_percent_of_share(const struct mg_guarded *g);
 

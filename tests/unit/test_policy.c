@@ -1,7 +1,7 @@
 /* memguardd's policy: mg_policy_needs_memory, mg_policy_decide (victim,
  * settling, fence or kill, lifting the fences), mg_guarded_percent_of_share,
- * mg_fall_rate_update and mg_policy_poll_usec. Pure functions of snapshots:
- * no tree needed. */
+ * mg_fall_rate_update, mg_policy_poll_usec and mg_policy_from_config. Pure
+ * functions of snapshots and settings: no tree needed. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +14,7 @@
 
 #include "fake_tree.h"
 #include "policy.h"
+#include "memguard/config.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -955,6 +956,94 @@ static void poll_interval_table(void **state)
 	}
 }
 
+/* --- mg_policy_from_config --- */
+
+/* The defaults on a 16 GiB node, and every setting carried over. */
+static void from_config_defaults(void **state)
+{
+	struct mg_config cfg;
+	struct mg_policy p;
+	char err[256] = "";
+
+	mg_config_defaults(&cfg);
+	memset(&p, 0xa5, sizeof(p));
+	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_true(p.available_min == 16 * GiB / 20);            /* 5% */
+	assert_true(p.available_pressure == 16 * GiB * 15 / 100); /* 15% */
+	assert_int_equal(p.full_avg10_max, cfg.pressure_full_avg10 * 100);
+	assert_true(p.settle_usec == cfg.settle_usec);
+	assert_true(p.lead_usec == cfg.lead_usec);
+	assert_true(p.poll_max_usec == cfg.poll_max_usec);
+	assert_int_equal(p.throttle, cfg.throttle);
+	assert_int_equal(p.dry_run, cfg.dry_run);
+
+	cfg.throttle = !cfg.throttle;
+	cfg.dry_run = !cfg.dry_run;
+	cfg.pressure_full_avg10 = 0; /* the avg10 rule off */
+	strcpy(cfg.available_min, "512M");
+	strcpy(cfg.available_pressure, "1G");
+	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.throttle, cfg.throttle);
+	assert_int_equal(p.dry_run, cfg.dry_run);
+	assert_int_equal(p.full_avg10_max, UINT32_MAX);
+	assert_true(p.available_min == 512 * MiB);
+	assert_true(p.available_pressure == GiB);
+}
+
+struct from_config_case {
+	const char *what;
+	const char *available_min, *available_pressure;
+	uint64_t stall, window, poll_max;
+	int expect;
+	const char *err; /* part of the message, when refused */
+};
+
+static void from_config_table(void **state)
+{
+	static const struct from_config_case cases[] = {
+	        {"sizes", "512M", "1G", 100000, SEC, SEC, 0, NULL},
+	        {"equal floors", "1G", "1G", 100000, SEC, SEC, 0, NULL},
+	        {"available_min above available_pressure", "2G", "1G", 100000, SEC, SEC, -EINVAL,
+	         "must not exceed available_pressure"},
+	        {"available_pressure at MemTotal", "5%", "100%", 100000, SEC, SEC, -EINVAL, "below MemTotal"},
+	        {"available_pressure just below MemTotal", "5%", "4095M", 100000, SEC, SEC, 0, NULL},
+	        {"available_min does not parse", "lots", "1G", 100000, SEC, SEC, -EINVAL,
+	         "invalid available_min or available_pressure"},
+	        {"available_pressure does not parse", "512M", "", 100000, SEC, SEC, -EINVAL,
+	         "invalid available_min or available_pressure"},
+	        {"window too short for the kernel", "512M", "1G", 100000, SEC / 2 - 1, SEC, -EINVAL,
+	         "trigger_window"},
+	        {"stall longer than the window", "512M", "1G", 2 * SEC, SEC, SEC, -EINVAL, "trigger_stall"},
+	        {"poll_max just below the shortest poll", "512M", "1G", 100000, SEC, MG_POLL_MIN_USEC - 1,
+	         -EINVAL, "poll_max must be at least 100 ms"},
+	        {"poll_max at the shortest poll", "512M", "1G", 100000, SEC, MG_POLL_MIN_USEC, 0, NULL},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct from_config_case *c = &cases[i];
+		struct mg_config cfg;
+		struct mg_policy p;
+		char err[256] = "";
+
+		mg_config_defaults(&cfg);
+		snprintf(cfg.available_min, sizeof(cfg.available_min), "%s", c->available_min);
+		snprintf(cfg.available_pressure, sizeof(cfg.available_pressure), "%s", c->available_pressure);
+		cfg.trigger_stall_usec = c->stall;
+		cfg.trigger_window_usec = c->window;
+		cfg.poll_max_usec = c->poll_max;
+		int r = mg_policy_from_config(&cfg, 4 * GiB, &p, err, sizeof(err));
+		if (r != c->expect)
+			print_error("case %zu (%s): %d (%s), want %d\n", i, c->what, r, err, c->expect);
+		assert_int_equal(r, c->expect);
+		if (c->err)
+			ft_assert_contains(err, c->err);
+		else
+			assert_true(p.available_min <= p.available_pressure &&
+			            p.available_pressure < 4 * GiB);
+	}
+}
+
 /* --- a realistic scenario --- */
 
 static void decide_four_elastic_tasks(void **state)
@@ -1036,6 +1125,8 @@ int main(void)
 	        cmocka_unit_test(decide_unfence_only_when_not_short),
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(poll_interval_table),
+	        cmocka_unit_test(from_config_defaults),
+	        cmocka_unit_test(from_config_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
