@@ -1,5 +1,6 @@
-/* Whom memguardd kills, and when: a pure function of snapshots, so that the
- * whole policy is unit tested without a kernel. */
+/* Whom memguardd fences in or kills, and when; when it lifts the fences, how
+ * fast MemAvailable falls and when to look again: pure functions of
+ * snapshots, so that the whole policy is unit tested without a kernel. */
 #pragma once
 
 #include <stdbool.h>
@@ -8,6 +9,8 @@
 
 #include "memguard/meminfo.h"
 #include "memguard/psi.h"
+
+struct mg_config;
 
 /* One guarded cgroup, as seen at one moment. The fence state (fenced,
  * pushed, kill_failed) is the daemon's own record and always current; the
@@ -100,7 +103,6 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
  * a size does not parse, available_min exceeds available_pressure, either
  * is not below MemTotal, the trigger is outside the kernel's limits, or
  * poll_max is below MG_POLL_MIN_USEC. */
-struct mg_config;
 int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,
                           size_t errsize);
 
