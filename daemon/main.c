@@ -21,6 +21,7 @@
 #include "act.h"
 #include "memguard/cgroup.h"
 #include "memguard/config.h"
+#include "memguard/event.h"
 #include "memguard/locate.h"
 #include "memguard/log.h"
 #include "memguard/meminfo.h"
@@ -34,13 +35,8 @@
 #define MAX_GUARDED 4096
 /* New cgroups are seen through inotify; this rescan is only a safety net. */
 #define RESCAN_USEC (60 * 1000000ull)
-#define POLL_MIN_USEC 100000ull
-/* The allocation rate the poll interval assumes: at this rate, the headroom
- * above available_min lasts about one interval. */
-#define ASSUMED_ALLOC_BPS (1ull << 30)
-/* MemAvailable's rate of fall is measured over at least this long: a trigger
- * right after a poll would otherwise turn a few pages into a huge rate. */
-#define FALL_SPAN_MIN_USEC 50000ull
+/* Timer slack: the poll interval is at least 100 ms. */
+#define TIMER_ACCURACY_USEC 10000ull
 
 struct watched {
 	struct mg_scope_entry e;
@@ -68,48 +64,12 @@ struct daemon {
 	bool trigger_fired;
 	uint64_t last_kill_usec;
 	struct mg_meminfo mem;
-	uint64_t fall_from_available, fall_from_usec; /* where the current span of MemAvailable began */
-	uint64_t span_fall_bps;                       /* its rate of fall over the span before */
-	uint64_t fall_bps;                            /* what the policy sees */
-	bool cli_dry_run;                             /* -n and -v outlive a reload */
+	struct mg_fall_rate fall;
+	bool cli_dry_run; /* -n and -v outlive a reload */
 	int cli_verbose;
 };
 
 static int evaluate(struct daemon *d);
-
-static int resolve_policy(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,
-                          size_t errsize)
-{
-	const char *why;
-
-	if (mg_size_parse(cfg->available_min, mem_total, &ret->available_min, &why) < 0 ||
-	    mg_size_parse(cfg->available_pressure, mem_total, &ret->available_pressure, &why) < 0) {
-		snprintf(err, errsize, "invalid available_min or available_pressure: %s", why);
-		return -EINVAL;
-	}
-	/* Either at MemTotal would mean memory is always short: a kill every settle. */
-	if (ret->available_pressure >= mem_total || ret->available_min > ret->available_pressure) {
-		snprintf(err, errsize,
-		         "available_min (%s) must not exceed available_pressure (%s), and both must be below "
-		         "MemTotal",
-		         cfg->available_min, cfg->available_pressure);
-		return -EINVAL;
-	}
-	if (!mg_psi_trigger_valid(cfg->trigger_stall_usec, cfg->trigger_window_usec)) {
-		snprintf(err, errsize,
-		         "trigger_window must be 500ms to 10s and trigger_stall above 0 and within it");
-		return -EINVAL;
-	}
-	if (cfg->poll_max_usec < POLL_MIN_USEC) {
-		snprintf(err, errsize, "poll_max must be at least %llu ms", POLL_MIN_USEC / 1000);
-		return -EINVAL;
-	}
-	/* 0% turns the avg10 rule off; the triggers and MemAvailable remain. */
-	ret->full_avg10_max = cfg->pressure_full_avg10 ? cfg->pressure_full_avg10 * 100 : UINT32_MAX;
-	ret->settle_usec = cfg->settle_usec;
-	ret->lead_usec = cfg->lead_usec;
-	return 0;
-}
 
 static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy *ret_policy)
 {
@@ -118,26 +78,12 @@ static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy
 
 	mg_config_defaults(ret);
 	r = mg_config_load(ret, d->config_path, d->dropin_dir == NULL, d->dropin_dir, err, sizeof(err));
+	ret->dry_run |= d->cli_dry_run;
 	if (r == 0)
-		r = resolve_policy(ret, d->mem.mem_total, ret_policy, err, sizeof(err));
+		r = mg_policy_from_config(ret, d->mem.mem_total, ret_policy, err, sizeof(err));
 	if (r < 0)
 		log_err("%s", err);
 	return r;
-}
-
-static void arm_timer(struct daemon *d, sd_event_source **src, uint64_t usec, sd_event_time_handler_t cb)
-{
-	int r;
-
-	if (*src) {
-		if ((r = sd_event_source_set_time_relative(*src, usec)) < 0 ||
-		    (r = sd_event_source_set_enabled(*src, SD_EVENT_ONESHOT)) < 0)
-			mg_log_errno(LOG_ERR, r, "re-arm timer: %m");
-		return;
-	}
-	r = sd_event_add_time_relative(d->event, src, CLOCK_MONOTONIC, usec, 10000, cb, d);
-	if (r < 0)
-		mg_log_errno(LOG_ERR, r, "arm timer: %m");
 }
 
 static void unwatch(struct watched *w)
@@ -273,24 +219,12 @@ static int on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
 
 	watch_parents(d);
 	rescan(d);
-	arm_timer(d, &d->rescan_timer, RESCAN_USEC, on_rescan);
+	int r = mg_event_arm_timer(d->event, &d->rescan_timer, RESCAN_USEC, TIMER_ACCURACY_USEC, on_rescan,
+	                           d);
+
+	if (r < 0)
+		mg_log_errno(LOG_ERR, r, "arm the rescan timer: %m");
 	return 0;
-}
-
-/* MemAvailable's rate of fall: the slower of the last two spans, so that one
- * burst (a file copied to tmpfs, a heap touched at start) is not a trend. */
-static void update_fall_rate(struct daemon *d, uint64_t available, uint64_t now)
-{
-	uint64_t span = now - d->fall_from_usec, bps = 0;
-
-	if (d->fall_from_usec && span < FALL_SPAN_MIN_USEC)
-		return;
-	if (d->fall_from_usec && d->fall_from_available > available)
-		bps = (uint64_t)((unsigned __int128)(d->fall_from_available - available) * 1000000u / span);
-	d->fall_bps = bps < d->span_fall_bps ? bps : d->span_fall_bps;
-	d->span_fall_bps = bps;
-	d->fall_from_available = available;
-	d->fall_from_usec = now;
 }
 
 static int read_node(struct daemon *d, struct mg_node_state *node)
@@ -304,8 +238,7 @@ static int read_node(struct daemon *d, struct mg_node_state *node)
 		return mg_log_errno(LOG_ERR, r, "read pressure/memory: %m");
 	node->trigger_fired = d->trigger_fired;
 	d->mem = node->mem;
-	update_fall_rate(d, node->mem.mem_available, node->now_usec);
-	node->available_fall_bps = d->fall_bps;
+	node->available_fall_bps = mg_fall_rate_update(&d->fall, node->mem.mem_available, node->now_usec);
 	return 0;
 }
 
@@ -314,49 +247,72 @@ static int on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 	return evaluate(userdata);
 }
 
-/* Sleeps longer the more headroom there is: no busy polling on a calm node. */
-static uint64_t next_poll_usec(const struct daemon *d)
+/* The cgroups as the policy sees them. The fence state is ours; the tree is
+ * read (rescan, protected processes) only when memory is short. */
+static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *ret)
 {
-	uint64_t avail = d->mem.mem_available, floor = d->policy.available_min;
-	uint64_t headroom = avail > floor ? avail - floor : 0;
-	uint64_t usec = (uint64_t)((unsigned __int128)headroom * 1000000u / ASSUMED_ALLOC_BPS);
-
-	if (usec < POLL_MIN_USEC)
-		return POLL_MIN_USEC;
-	return usec > d->cfg.poll_max_usec ? d->cfg.poll_max_usec : usec;
+	if (memory_short)
+		rescan(d);
+	for (size_t i = 0; i < d->nw; i++) {
+		ret[i] = d->w[i].e.snap;
+		ret[i].fenced = d->w[i].throttled;
+		ret[i].pushed = d->w[i].pushed;
+		ret[i].kill_failed = d->w[i].kill_failed;
+		if (memory_short) {
+			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
+			ret[i].protected_ =
+			        cg < 0 || mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
+		}
+	}
+	return d->nw;
 }
 
-/* Memory came back: lift the throttles, but only once MemAvailable is well
- * above the floors and the settle time is over, so they do not flap. */
-static void unthrottle_when_calm(struct daemon *d, const struct mg_node_state *node)
+/* Memory came back: lift every fence. */
+static void unfence_all(struct daemon *d)
 {
-	if (node->mem.mem_available < d->policy.available_pressure ||
-	    node->now_usec - d->last_kill_usec < d->policy.settle_usec)
-		return;
 	for (size_t i = 0; i < d->nw; i++)
 		if (d->w[i].throttled && mg_act_unthrottle(d->mountfd, d->w[i].e.path) >= 0)
 			d->w[i].throttled = d->w[i].pushed = false;
 }
 
-/* throttle = yes: rather than kill the victim, fence it in with memory.high
- * at its usage plus what the node can spare above half of available_min.
- * A task that was only going to grow a little more (a big but finite job)
- * then finishes; one that keeps growing stalls against the fence, its PSI
- * trigger fires, and it is killed. True while the fence holds. */
-static bool fence_holds(struct daemon *d, struct watched *v, const struct mg_node_state *node,
-                        const struct mg_guarded *snap)
+/* Memory is not short: a cgroup whose kill failed may be tried again. */
+static void forget_failed_kills(struct daemon *d)
 {
-	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(&d->policy);
+	for (size_t i = 0; i < d->nw; i++)
+		d->w[i].kill_failed = false;
+}
 
-	if (!d->cfg.throttle || d->cfg.dry_run || avail < hard || v->pushed)
-		return false;
-	if (v->throttled)
-		return true;
-	if (mg_act_throttle(d->mountfd, v->e.path, snap->current, snap->share, avail - hard) != 1)
+/* Sets the victim's fence; false when it could not be set. */
+static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *snap, uint64_t allowance)
+{
+	if (mg_act_throttle(d->mountfd, v->e.path, snap->current, snap->share, allowance) != 1)
 		return false;
 	v->throttled = true;
 	v->pushed = false;
 	return true;
+}
+
+static void kill_victim(struct daemon *d, struct watched *v, const struct mg_guarded *snap, const char *why,
+                        uint64_t now_usec)
+{
+	struct mg_kill_record rec = {
+	        .path = v->e.path,
+	        .current = snap->current,
+	        .share = snap->share,
+	        .why = why,
+	        .dry_run = d->policy.dry_run,
+	        .decided_usec = now_usec,
+	};
+	int killed = mg_act_kill(d->mountfd, &rec, d->cfg.kill_log);
+
+	if (killed < 0) {
+		/* Already logged; the policy passes it over until memory is back. */
+		v->kill_failed = true;
+		return;
+	}
+	d->last_kill_usec = now_usec;
+	if (killed > 0 && !rec.dry_run)
+		sd_notifyf(false, "STATUS=last kill: %s", rec.path);
 }
 
 static int evaluate(struct daemon *d)
@@ -364,48 +320,42 @@ static int evaluate(struct daemon *d)
 	static struct mg_guarded snaps[MAX_GUARDED];
 	struct mg_node_state node;
 	struct mg_decision dec;
-	bool node_read_ok = read_node(d, &node) == 0;
+	int r;
 
-	if (node_read_ok && mg_policy_needs_memory(&d->policy, &node)) {
-		rescan(d);
-		for (size_t i = 0; i < d->nw; i++) {
-			snaps[i] = d->w[i].e.snap;
-			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
-			snaps[i].protected_ = d->w[i].kill_failed || cg < 0 ||
-			                      mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
-		}
-		mg_policy_decide(&d->policy, &node, snaps, d->nw, &dec);
-		struct watched *v = dec.verdict == MG_VERDICT_KILL ? &d->w[dec.victim] : NULL;
-		if (v && fence_holds(d, v, &node, &snaps[dec.victim])) {
-			/* Fenced in: it may stay while it does not push against the fence. */
-		} else if (v) {
-			struct mg_kill_record rec = {
-			        .path = d->w[dec.victim].e.path,
-			        .current = snaps[dec.victim].current,
-			        .share = snaps[dec.victim].share,
-			        .why = dec.why,
-			        .dry_run = d->cfg.dry_run,
-			        .decided_usec = node.now_usec,
-			};
-			int killed = mg_act_kill(d->mountfd, &rec, d->cfg.kill_log);
-			if (killed < 0) {
-				/* Already logged; try the next worst at the next check. */
-				v->kill_failed = true;
-			} else {
-				d->last_kill_usec = node.now_usec;
-				if (killed > 0 && !rec.dry_run)
-					sd_notifyf(false, "STATUS=last kill: %s", rec.path);
-			}
-		} else if (dec.verdict == MG_VERDICT_NO_VICTIM) {
+	if (read_node(d, &node) == 0) {
+		size_t n = snapshot(d, mg_policy_needs_memory(&d->policy, &node), snaps);
+		mg_policy_decide(&d->policy, &node, snaps, n, &dec);
+		struct watched *v = dec.victim >= 0 ? &d->w[dec.victim] : NULL;
+		switch (dec.verdict) {
+		case MG_VERDICT_UNFENCE:
+			unfence_all(d);
+			forget_failed_kills(d);
+			break;
+		case MG_VERDICT_CALM:
+			forget_failed_kills(d);
+			break;
+		case MG_VERDICT_SETTLING:
+		case MG_VERDICT_HOLD: /* fenced in: it may stay while it does not push against the fence */
+			break;
+		case MG_VERDICT_NO_VICTIM:
 			log_warn("memory is short (%s) but no guarded cgroup may be killed", dec.why);
+			break;
+		case MG_VERDICT_FENCE:
+			/* No fence could be set: the kill it stood in for. */
+			if (!fence(d, v, &snaps[dec.victim], dec.allowance))
+				kill_victim(d, v, &snaps[dec.victim], dec.why, node.now_usec);
+			break;
+		case MG_VERDICT_KILL:
+			kill_victim(d, v, &snaps[dec.victim], dec.why, node.now_usec);
+			break;
 		}
-	} else if (node_read_ok) {
-		unthrottle_when_calm(d, &node);
-		for (size_t i = 0; i < d->nw; i++)
-			d->w[i].kill_failed = false; /* next time, try again */
 	}
 	d->trigger_fired = false;
-	arm_timer(d, &d->poll_timer, next_poll_usec(d), on_poll);
+	r = mg_event_arm_timer(d->event, &d->poll_timer,
+	                       mg_policy_poll_usec(&d->policy, d->mem.mem_available), TIMER_ACCURACY_USEC,
+	                       on_poll, d);
+	if (r < 0)
+		mg_log_errno(LOG_ERR, r, "arm the poll timer: %m");
 	return 0;
 }
 
@@ -452,7 +402,6 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	} else {
 		bool triggers_changed = cfg.trigger_stall_usec != d->cfg.trigger_stall_usec ||
 		                        cfg.trigger_window_usec != d->cfg.trigger_window_usec;
-		cfg.dry_run |= d->cli_dry_run;
 		d->cfg = cfg;
 		d->policy = policy;
 		mg_log_set_level(d->cli_verbose ? LOG_DEBUG : cfg.log_level);
@@ -633,11 +582,10 @@ int main(int argc, char **argv)
 		return mg_log_errno(LOG_ERR, -errno, "open %s: %m", proc_path), 1;
 	if ((r = mg_meminfo_read(d.procfd, &d.mem)) < 0)
 		return mg_log_errno(LOG_ERR, r, "read %s/meminfo: %m", proc_path), 1;
-	if (load_config(&d, &d.cfg, &d.policy) < 0)
-		return 1;
 	d.cli_dry_run = dry_run;
 	d.cli_verbose = verbose;
-	d.cfg.dry_run |= dry_run;
+	if (load_config(&d, &d.cfg, &d.policy) < 0)
+		return 1;
 	mg_log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
 
 	r = mg_cgroup_find_memory_mount(d.procfd, &m);

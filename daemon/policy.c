@@ -1,8 +1,14 @@
+/* memguardd's decisions: whom to fence or kill and when, when to lift the
+ * fences, how fast MemAvailable falls, when to look again, and the
+ * settings they follow. */
 #include "policy.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "memguard/config.h"
+#include "memguard/psi.h"
 #include "memguard/units.h"
 
 uint64_t mg_guarded_percent_of_share(const struct mg_guarded *g)
@@ -48,6 +54,45 @@ bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_stat
 	       floor_ahead(p, node);
 }
 
+/* Memory is not short: lift the fences once MemAvailable is well above the
+ * floors and the settle time is over, so they do not flap. */
+static void decide_calm(const struct mg_policy *p, const struct mg_node_state *node,
+                        const struct mg_guarded *g, size_t n, struct mg_decision *ret)
+{
+	uint64_t avail = node->mem.mem_available;
+	char a[MG_SIZE_STRLEN];
+	size_t fenced = 0;
+
+	if (avail < p->available_pressure || node->now_usec - node->last_kill_usec < p->settle_usec)
+		return;
+	for (size_t i = 0; i < n; i++)
+		fenced += g[i].fenced;
+	if (!fenced)
+		return;
+	ret->verdict = MG_VERDICT_UNFENCE;
+	snprintf(ret->why, sizeof(ret->why), "MemAvailable %s is back (%zu cgroup%s fenced)",
+	         mg_size_format(avail, a), fenced, fenced == 1 ? "" : "s");
+}
+
+/* throttle = yes: rather than kill the victim, fence it in with memory.high
+ * at its usage plus what the node can spare above the hard floor. A task
+ * that was only going to grow a little more (a big but finite job) then
+ * finishes; one that keeps growing stalls against the fence, its PSI trigger
+ * fires (pushed), and it is killed. */
+static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_node_state *node,
+                                     const struct mg_guarded *v, uint64_t *ret_allowance)
+{
+	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
+
+	*ret_allowance = 0;
+	if (!p->throttle || p->dry_run || avail < hard || v->pushed)
+		return MG_VERDICT_KILL;
+	if (v->fenced)
+		return MG_VERDICT_HOLD;
+	*ret_allowance = avail - hard;
+	return MG_VERDICT_FENCE;
+}
+
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret)
 {
@@ -59,8 +104,10 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	char context[160];
 
 	*ret = (struct mg_decision){.verdict = MG_VERDICT_CALM, .victim = -1};
-	if (!mg_policy_needs_memory(p, node))
+	if (!mg_policy_needs_memory(p, node)) {
+		decide_calm(p, node, g, n, ret);
 		return;
+	}
 	if (floor_ahead(p, node))
 		snprintf(falling, sizeof(falling), ", falling %s/s",
 		         mg_size_format(node->available_fall_bps, f));
@@ -75,7 +122,7 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!g[i].populated || g[i].protected_ || g[i].current == 0)
+		if (!g[i].populated || g[i].protected_ || g[i].kill_failed || g[i].current == 0)
 			continue;
 		if (victim < 0 || worse(&g[i], &g[victim]))
 			victim = (long)i;
@@ -91,6 +138,68 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	else
 		snprintf(ret->why, sizeof(ret->why), "%s (no share known) while %s",
 		         mg_size_format(v->current, c), context);
-	ret->verdict = MG_VERDICT_KILL;
+	ret->verdict = fence_or_kill(p, node, v, &ret->allowance);
 	ret->victim = victim;
+}
+
+int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,
+                          size_t errsize)
+{
+	const char *why;
+
+	if (mg_size_parse(cfg->available_min, mem_total, &ret->available_min, &why) < 0 ||
+	    mg_size_parse(cfg->available_pressure, mem_total, &ret->available_pressure, &why) < 0) {
+		snprintf(err, errsize, "invalid available_min or available_pressure: %s", why);
+		return -EINVAL;
+	}
+	/* Either at MemTotal would mean memory is always short: a kill every settle. */
+	if (ret->available_pressure >= mem_total || ret->available_min > ret->available_pressure) {
+		snprintf(err, errsize,
+		         "available_min (%s) must not exceed available_pressure (%s), and both must be below "
+		         "MemTotal",
+		         cfg->available_min, cfg->available_pressure);
+		return -EINVAL;
+	}
+	if (!mg_psi_trigger_valid(cfg->trigger_stall_usec, cfg->trigger_window_usec)) {
+		snprintf(err, errsize,
+		         "trigger_window must be 500ms to 10s and trigger_stall above 0 and within it");
+		return -EINVAL;
+	}
+	if (cfg->poll_max_usec < MG_POLL_MIN_USEC) {
+		snprintf(err, errsize, "poll_max must be at least %llu ms", MG_POLL_MIN_USEC / 1000);
+		return -EINVAL;
+	}
+	/* 0% turns the avg10 rule off; the triggers and MemAvailable remain. */
+	ret->full_avg10_max = cfg->pressure_full_avg10 ? cfg->pressure_full_avg10 * 100 : UINT32_MAX;
+	ret->settle_usec = cfg->settle_usec;
+	ret->lead_usec = cfg->lead_usec;
+	ret->poll_max_usec = cfg->poll_max_usec;
+	ret->throttle = cfg->throttle;
+	ret->dry_run = cfg->dry_run;
+	return 0;
+}
+
+uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec)
+{
+	uint64_t span = now_usec - s->from_usec, bps = 0;
+
+	if (s->from_usec && span < MG_FALL_SPAN_MIN_USEC)
+		return s->bps;
+	if (s->from_usec && s->from_available > available)
+		bps = (uint64_t)((unsigned __int128)(s->from_available - available) * 1000000u / span);
+	s->bps = bps < s->span_bps ? bps : s->span_bps;
+	s->span_bps = bps;
+	s->from_available = available;
+	s->from_usec = now_usec;
+	return s->bps;
+}
+
+uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available)
+{
+	uint64_t headroom = available > p->available_min ? available - p->available_min : 0;
+	uint64_t usec = (uint64_t)((unsigned __int128)headroom * 1000000u / MG_ASSUMED_ALLOC_BPS);
+
+	if (usec < MG_POLL_MIN_USEC)
+		return MG_POLL_MIN_USEC;
+	return usec > p->poll_max_usec ? p->poll_max_usec : usec;
 }

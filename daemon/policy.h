@@ -1,5 +1,6 @@
-/* Whom memguardd kills, and when: a pure function of snapshots, so that the
- * whole policy is unit tested without a kernel. */
+/* Whom memguardd fences in or kills, and when; when it lifts the fences, how
+ * fast MemAvailable falls and when to look again: pure functions of
+ * snapshots, so that the whole policy is unit tested without a kernel. */
 #pragma once
 
 #include <stdbool.h>
@@ -9,22 +10,29 @@
 #include "memguard/meminfo.h"
 #include "memguard/psi.h"
 
-/* One guarded cgroup, as seen at one moment. */
+struct mg_config;
+
+/* One guarded cgroup, as seen at one moment. The fence state (fenced,
+ * pushed, kill_failed) is the daemon's own record and always current; the
+ * numbers and protected_ are read from the tree only when memory is short. */
 struct mg_guarded {
 	const char *path;
 	uint64_t current;    /* memory.current */
 	uint64_t share;      /* its share (launcher's xattr, else memory.max), 0 when unknown */
 	uint64_t growth_bps; /* bytes per second since the previous snapshot, 0 when shrinking */
 	bool populated;
-	bool protected_; /* holds a protected process: never a victim */
+	bool protected_;  /* holds a protected process: never a victim */
+	bool fenced;      /* its memory.high is lowered by us: lift it when memory is back */
+	bool pushed;      /* its PSI trigger fired since it was fenced: it stalls against the fence */
+	bool kill_failed; /* a kill of it failed while memory was short: pass it over, so the next worst
+	                     can go */
 };
 
 struct mg_node_state {
 	struct mg_meminfo mem;
 	struct mg_psi psi;           /* /proc/pressure/memory */
 	bool trigger_fired;          /* a PSI trigger fired since the last decision */
-	uint64_t available_fall_bps; /* how fast MemAvailable fell, bytes/s, over its last two spans (the
-	                                slower) */
+	uint64_t available_fall_bps; /* how fast MemAvailable fell, bytes/s (mg_fall_rate_update) */
 	uint64_t now_usec;
 	uint64_t last_kill_usec; /* 0: never */
 };
@@ -36,19 +44,27 @@ struct mg_policy {
 	uint64_t settle_usec;    /* after a kill, wait this long before the next */
 	uint64_t lead_usec;      /* below available_pressure, act when MemAvailable would reach available_min
 	                            this soon at its rate of fall; 0 = off */
+	uint64_t poll_max_usec;  /* longest sleep between MemAvailable checks */
+	bool throttle;           /* fence the victim in with memory.high before killing it */
+	bool dry_run;            /* decide and log, never kill (and so never fence) */
 };
 
 enum mg_verdict {
-	MG_VERDICT_CALM,      /* nothing to do */
-	MG_VERDICT_SETTLING,  /* pressure, but the last kill is still taking effect */
-	MG_VERDICT_NO_VICTIM, /* pressure, and nothing in scope may be killed */
+	MG_VERDICT_CALM,      /* memory is not short: nothing to do */
+	MG_VERDICT_UNFENCE,   /* memory is back: lift every fence (memory is not short, as with CALM) */
+	MG_VERDICT_SETTLING,  /* memory is short, but the last kill is still taking effect */
+	MG_VERDICT_NO_VICTIM, /* memory is short, and nothing in scope may be killed */
+	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
+	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_KILL,
 };
 
 struct mg_decision {
 	enum mg_verdict verdict;
-	long victim;   /* index into the snapshot, -1 unless KILL */
-	char why[256]; /* the numbers behind the verdict, in words */
+	long victim;        /* index into the snapshot for HOLD, FENCE and KILL, else -1 */
+	uint64_t allowance; /* FENCE: what the node can spare above the hard floor, else 0 */
+	char why[256];      /* the numbers behind the verdict, in words; the same for HOLD, FENCE and KILL
+	                       of one victim, so a fence that cannot be set becomes a kill as it stands */
 };
 
 /* True when the node needs memory back: MemAvailable < available_min, or
@@ -66,13 +82,61 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
 	return p->available_min / 2;
 }
 
-/* Decides, when mg_policy_needs_memory() says so. The victim is the
- * eligible cgroup furthest over its share (memory.current / share, in 1%
- * steps), then the fastest grower, then the largest. A kill within
- * settle_usec of the last one waits, unless MemAvailable is below half of
- * available_min. */
+/* Decides. Memory not short (mg_policy_needs_memory false): UNFENCE when a
+ * cgroup is fenced, MemAvailable >= available_pressure and settle_usec has
+ * passed since the last kill (so fences do not flap), else CALM; only the
+ * fenced flags of g are read then. Memory short: SETTLING within settle_usec
+ * of the last kill, unless MemAvailable is below the hard floor. Else the
+ * victim is the eligible cgroup (populated, not protected, no failed kill,
+ * current > 0) furthest over its share (memory.current / share, in 1%
+ * steps), then the fastest grower, then the largest; NO_VICTIM without one.
+ * With throttle on, no dry run, MemAvailable at or above the hard floor and
+ * a victim that has not pushed since it was fenced: HOLD when it is fenced
+ * already, else FENCE with allowance = MemAvailable - hard floor. Else KILL.
+ * Every field of ret is written. */
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret);
 
+/* Resolves the [daemon] settings of cfg on a node with mem_total bytes
+ * into ret: sizes and percentages into bytes, pressure_full_avg10 0 (off)
+ * into UINT32_MAX. Returns 0, or -EINVAL with a one-line reason in err when
+ * a size does not parse, available_min exceeds available_pressure, either
+ * is not below MemTotal, the trigger is outside the kernel's limits, or
+ * poll_max is below MG_POLL_MIN_USEC. */
+int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,
+                          size_t errsize);
+
 /* memory.current / share in percent (0 when the share is unknown). */
 uint64_t mg_guarded_percent_of_share(const struct mg_guarded *g);
+
+/* MemAvailable's rate of fall is measured over at least this long: a trigger
+ * right after a poll would otherwise turn a few pages into a huge rate. */
+#define MG_FALL_SPAN_MIN_USEC 50000ull
+
+/* MemAvailable's rate of fall over spans between readings. Zero it to start. */
+struct mg_fall_rate {
+	uint64_t from_available, from_usec; /* where the current span began; from_usec 0: not yet */
+	uint64_t span_bps;                  /* the rate of fall over the last whole span */
+	uint64_t bps;                       /* the slower of the last two spans: what the policy sees */
+};
+
+/* Feeds one reading of MemAvailable at now_usec (monotonic). A reading less
+ * than MG_FALL_SPAN_MIN_USEC after the span began changes nothing. Else it
+ * ends the span: its rate is the fall over it in bytes/s (0 when
+ * MemAvailable rose or held), and the rate seen becomes the slower of this
+ * span and the one before, so that one burst (a file copied to tmpfs, a heap
+ * touched at start) is not a trend. The first reading only starts a span.
+ * Returns the rate seen (s->bps), bytes/s. */
+uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec);
+
+/* The shortest sleep between checks of MemAvailable. */
+#define MG_POLL_MIN_USEC 100000ull
+/* The allocation rate the poll interval assumes: at this rate, the headroom
+ * above available_min lasts about one interval. */
+#define MG_ASSUMED_ALLOC_BPS (1ull << 30)
+
+/* How long to sleep before the next check, given MemAvailable: the time the
+ * headroom above available_min lasts at MG_ASSUMED_ALLOC_BPS, so a calm node
+ * is not polled busily. Returns that clamped to [MG_POLL_MIN_USEC,
+ * poll_max_usec] (memguardd refuses a poll_max below MG_POLL_MIN_USEC). */
+uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available);

@@ -12,6 +12,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "memguard/event.h"
 #include "memguard/log.h"
 #include "memguard/paths.h"
 #include "memguard/procstat.h"
@@ -235,14 +236,8 @@ static void finish(struct supervisor *s, struct mg_task *t)
 
 static void arm(struct supervisor *s, sd_event_source **src, uint64_t usec, sd_event_time_handler_t cb)
 {
-	int r;
+	int r = mg_event_arm_timer(s->event, src, usec, 1000, cb, s);
 
-	if (*src) {
-		sd_event_source_set_time_relative(*src, usec);
-		sd_event_source_set_enabled(*src, SD_EVENT_ONESHOT);
-		return;
-	}
-	r = sd_event_add_time_relative(s->event, src, CLOCK_MONOTONIC, usec, 1000, cb, s);
 	if (r < 0)
 		mg_log_errno(LOG_ERR, r, "arm timer: %m");
 }

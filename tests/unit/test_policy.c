@@ -1,5 +1,7 @@
-/* memguardd's kill policy: mg_policy_needs_memory, mg_policy_decide and
- * mg_guarded_percent_of_share. Pure functions of snapshots: no tree needed. */
+/* memguardd's policy: mg_policy_needs_memory, mg_policy_decide (victim,
+ * settling, fence or kill, lifting the fences), mg_guarded_percent_of_share,
+ * mg_fall_rate_update, mg_policy_poll_usec and mg_policy_from_config. Pure
+ * functions of snapshots and settings: no tree needed. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 
 #include "fake_tree.h"
 #include "policy.h"
+#include "memguard/config.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -60,6 +63,12 @@ static const char *verdict_name(enum mg_verdict v)
 	switch (v) {
 	case MG_VERDICT_CALM:
 		return "CALM";
+	case MG_VERDICT_UNFENCE:
+		return "UNFENCE";
+	case MG_VERDICT_HOLD:
+		return "HOLD";
+	case MG_VERDICT_FENCE:
+		return "FENCE";
 	case MG_VERDICT_SETTLING:
 		return "SETTLING";
 	case MG_VERDICT_NO_VICTIM:
@@ -564,6 +573,477 @@ static void decide_why_huge_values(void **state)
 	assert_true(wl >= tl && strcmp(d.why + wl - tl, tail) == 0);
 }
 
+/* --- mg_policy_decide: the kill failures --- */
+
+/* A cgroup whose kill failed is passed over, so the next worst goes; with
+ * nothing else left there is no victim. */
+static void decide_kill_failed_passed_over(void **state)
+{
+	static const struct victim_case cases[] = {
+	        {"the worst failed: the next worst",
+	         3,
+	         {{.current = 3 * GiB, .share = GiB, .populated = true, .kill_failed = true},
+	          T3(2 * GiB, GiB, 0),
+	          T3(GiB, GiB, 0)},
+	         MG_VERDICT_KILL,
+	         1},
+	        {"every one failed",
+	         2,
+	         {{.current = 3 * GiB, .share = GiB, .populated = true, .kill_failed = true},
+	          {.current = GiB, .share = GiB, .populated = true, .kill_failed = true}},
+	         MG_VERDICT_NO_VICTIM,
+	         -1},
+	};
+
+	check_victim_cases(cases, MG_ARRAY_SIZE(cases));
+}
+
+/* --- mg_policy_decide: fence or kill --- */
+
+struct fence_case {
+	const char *what;
+	bool throttle, dry_run;
+	uint64_t available;
+	bool trigger;
+	bool fenced, pushed; /* the victim's */
+	enum mg_verdict verdict;
+	uint64_t allowance;
+};
+
+/* A policy with the fence on: available_min 64 MiB, so the hard floor is
+ * 32 MiB; the victim is the second of three. */
+static void decide_fence_or_kill_table(void **state)
+{
+	static const struct fence_case cases[] = {
+	        {"throttle off: kill", false, false, 40 * MiB, false, false, false, MG_VERDICT_KILL, 0},
+	        {"throttle on: fence with what is left above the hard floor", true, false, 40 * MiB, false,
+	         false, false, MG_VERDICT_FENCE, 8 * MiB},
+	        {"in the pressure band after a trigger: a wide fence", true, false, 200 * MiB, true, false,
+	         false, MG_VERDICT_FENCE, 168 * MiB},
+	        {"exactly at the hard floor: a fence with nothing to spare", true, false, 32 * MiB, false,
+	         false, false, MG_VERDICT_FENCE, 0},
+	        {"just below the hard floor: kill", true, false, 32 * MiB - 1, false, false, false,
+	         MG_VERDICT_KILL, 0},
+	        {"MemAvailable 0: kill", true, false, 0, false, false, false, MG_VERDICT_KILL, 0},
+	        {"dry run: kill (logged only), never a fence", true, true, 40 * MiB, false, false, false,
+	         MG_VERDICT_KILL, 0},
+	        {"fenced, not pushing: hold", true, false, 40 * MiB, false, true, false, MG_VERDICT_HOLD, 0},
+	        {"fenced and pushed against it: kill", true, false, 40 * MiB, false, true, true,
+	         MG_VERDICT_KILL, 0},
+	        {"pushed without a fence: kill", true, false, 40 * MiB, false, false, true, MG_VERDICT_KILL,
+	         0},
+	        {"fenced, but below the hard floor: kill", true, false, 32 * MiB - 1, false, true, false,
+	         MG_VERDICT_KILL, 0},
+	        {"fenced, throttle turned off by a reload: kill", false, false, 40 * MiB, false, true, false,
+	         MG_VERDICT_KILL, 0},
+	        {"fenced, dry run: kill", true, true, 40 * MiB, false, true, false, MG_VERDICT_KILL, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct fence_case *c = &cases[i];
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node();
+		struct mg_guarded g[] = {task(GiB, GiB, 0), task(3 * GiB, GiB, 0), task(GiB, 2 * GiB, 0)};
+		struct mg_decision d, plain;
+
+		p.throttle = c->throttle;
+		p.dry_run = c->dry_run;
+		node.mem.mem_available = c->available;
+		node.trigger_fired = c->trigger;
+		g[1].fenced = c->fenced;
+		g[1].pushed = c->pushed;
+		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+		if (d.verdict != c->verdict || d.allowance != c->allowance)
+			print_error("case %zu (%s): %s allowance %" PRIu64 ", want %s allowance %" PRIu64
+			            "\n",
+			            i, c->what, verdict_name(d.verdict), d.allowance,
+			            verdict_name(c->verdict), c->allowance);
+		assert_int_equal(d.verdict, c->verdict);
+		assert_true(d.allowance == c->allowance);
+		assert_int_equal(d.victim, 1);
+
+		/* The fence stands in for the kill: the same victim and reason as
+		 * with throttle off, so a fence that cannot be set is that kill. */
+		p.throttle = false;
+		decide(&p, &node, g, MG_ARRAY_SIZE(g), &plain);
+		assert_int_equal(plain.verdict, MG_VERDICT_KILL);
+		assert_int_equal(plain.victim, d.victim);
+		assert_string_equal(plain.why, d.why);
+	}
+}
+
+/* The fence does not change whom the policy picks: a fenced cgroup that is
+ * still the worst is held, not passed over for the next. */
+static void decide_fenced_worst_is_held(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g[] = {task(2 * GiB, GiB, 0), task(3 * GiB, GiB, 0)};
+	struct mg_decision d;
+
+	p.throttle = true;
+	node.mem.mem_available = 40 * MiB;
+	g[1].fenced = true;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_HOLD);
+	assert_int_equal(d.victim, 1);
+	ft_assert_contains(d.why, "3GiB against a 1GiB share");
+}
+
+/* Settling comes before the fence: no fence within settle_usec of a kill. */
+static void decide_settling_before_fence(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g = task(3 * GiB, GiB, 0);
+	struct mg_decision d;
+
+	p.throttle = true;
+	node.mem.mem_available = 40 * MiB;
+	node.last_kill_usec = node.now_usec - SEC;
+	decide(&p, &node, &g, 1, &d);
+	assert_int_equal(d.verdict, MG_VERDICT_SETTLING);
+	assert_int_equal(d.victim, -1);
+	assert_true(d.allowance == 0);
+}
+
+/* The life of a fence, as memguardd carries the verdicts out. */
+static void decide_fence_lifecycle(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g[] = {task(GiB, GiB, 0), task(3 * GiB, GiB, 0)};
+	struct mg_decision d;
+
+	p.throttle = true;
+	node.mem.mem_available = 100 * MiB;
+	node.trigger_fired = true;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_FENCE);
+	assert_int_equal(d.victim, 1);
+	assert_true(d.allowance == 68 * MiB);
+
+	/* Fenced; the trigger fires again, but from another cgroup: hold. */
+	g[1].fenced = true;
+	node.now_usec += SEC;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_HOLD);
+	assert_int_equal(d.victim, 1);
+
+	/* It pushes against the fence: kill. */
+	g[1].pushed = true;
+	node.now_usec += SEC;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_KILL);
+	assert_int_equal(d.victim, 1);
+
+	/* The kill failed: the next worst, which is fenced in turn. */
+	g[1].kill_failed = true;
+	node.now_usec += SEC;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_FENCE);
+	assert_int_equal(d.victim, 0);
+
+	/* Memory is back, but task 1 is still fenced: lift the fences. */
+	node.mem.mem_available = 600 * MiB;
+	node.trigger_fired = false;
+	node.psi.full.avg10 = 0;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_UNFENCE);
+	assert_int_equal(d.victim, -1);
+	ft_assert_contains(d.why, "MemAvailable 600MiB");
+	ft_assert_contains(d.why, "1 cgroup fenced");
+}
+
+/* --- mg_policy_decide: lifting the fences --- */
+
+struct unfence_case {
+	const char *what;
+	uint64_t available, now, last_kill;
+	bool trigger;
+	size_t fenced; /* how many of the three are fenced */
+	enum mg_verdict verdict;
+};
+
+static void decide_unfence_table(void **state)
+{
+	static const struct unfence_case cases[] = {
+	        {"back above available_pressure, settled", 300 * MiB, 1000 * SEC, 900 * SEC, false, 1,
+	         MG_VERDICT_UNFENCE},
+	        {"exactly available_pressure", 256 * MiB, 1000 * SEC, 900 * SEC, false, 1,
+	         MG_VERDICT_UNFENCE},
+	        {"just below available_pressure: not short, but not back either", 256 * MiB - 1, 1000 * SEC,
+	         900 * SEC, false, 1, MG_VERDICT_CALM},
+	        {"nothing fenced", 300 * MiB, 1000 * SEC, 900 * SEC, false, 0, MG_VERDICT_CALM},
+	        {"all three fenced", 300 * MiB, 1000 * SEC, 900 * SEC, false, 3, MG_VERDICT_UNFENCE},
+	        {"never killed", 300 * MiB, 1000 * SEC, 0, false, 1, MG_VERDICT_UNFENCE},
+	        {"1 s after a kill", 300 * MiB, 1001 * SEC, 1000 * SEC, false, 1, MG_VERDICT_CALM},
+	        {"1 us before settle_usec ends", 300 * MiB, 1010 * SEC - 1, 1000 * SEC, false, 1,
+	         MG_VERDICT_CALM},
+	        {"exactly settle_usec after the kill", 300 * MiB, 1010 * SEC, 1000 * SEC, false, 1,
+	         MG_VERDICT_UNFENCE},
+	        {"a trigger above the pressure band is no shortage", 300 * MiB, 1000 * SEC, 900 * SEC, true,
+	         1, MG_VERDICT_UNFENCE},
+	        {"short: the fence holds", 40 * MiB, 1000 * SEC, 900 * SEC, false, 1, MG_VERDICT_HOLD},
+	        {"a trigger in the pressure band is short: the fence holds", 256 * MiB - 1, 1000 * SEC,
+	         900 * SEC, true, 1, MG_VERDICT_HOLD},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct unfence_case *c = &cases[i];
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node();
+		/* The worst first, so that a fenced victim is held when memory is short. */
+		struct mg_guarded g[] = {task(3 * GiB, GiB, 0), task(GiB, GiB, 0), task(GiB, 2 * GiB, 0)};
+		struct mg_decision d;
+
+		p.throttle = true;
+		node.psi.full.avg10 = 0; /* only the trigger is pressure here */
+		node.mem.mem_available = c->available;
+		node.now_usec = c->now;
+		node.last_kill_usec = c->last_kill;
+		node.trigger_fired = c->trigger;
+		for (size_t k = 0; k < c->fenced; k++)
+			g[k].fenced = true;
+		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+		if (d.verdict != c->verdict)
+			print_error("case %zu (%s): %s, want %s (why: %s)\n", i, c->what,
+			            verdict_name(d.verdict), verdict_name(c->verdict), d.why);
+		assert_int_equal(d.verdict, c->verdict);
+		assert_true(d.allowance == 0);
+		if (c->verdict == MG_VERDICT_UNFENCE || c->verdict == MG_VERDICT_CALM)
+			assert_int_equal(d.victim, -1);
+		if (c->verdict == MG_VERDICT_CALM)
+			assert_string_equal(d.why, "");
+	}
+}
+
+/* Memory short by available_min alone (a policy with available_min above
+ * available_pressure): shortness is decided first, so no fence is lifted. */
+static void decide_unfence_only_when_not_short(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g = task(3 * GiB, GiB, 0);
+	struct mg_decision d;
+
+	p.available_min = 512 * MiB;
+	node.mem.mem_available = 300 * MiB;
+	g.fenced = true;
+	decide(&p, &node, &g, 1, &d);
+	assert_int_equal(d.verdict, MG_VERDICT_KILL);
+}
+
+/* --- mg_fall_rate_update --- */
+
+struct fall_step {
+	uint64_t available, now;
+	uint64_t expect_bps; /* what the policy sees after this reading */
+};
+
+struct fall_case {
+	const char *what;
+	size_t n;
+	struct fall_step steps[6];
+};
+
+static void fall_rate_table(void **state)
+{
+	static const struct fall_case cases[] = {
+	        {"the first reading only starts a span", 1, {{GiB, 10 * SEC, 0}}},
+	        {"one falling span is not a trend: the span before was flat",
+	         2,
+	         {{GiB, 10 * SEC, 0}, {GiB - 100 * MiB, 11 * SEC, 0}}},
+	        {"two falling spans: the slower",
+	         3,
+	         {{GiB, 10 * SEC, 0}, {GiB - 100 * MiB, 11 * SEC, 0}, {GiB - 150 * MiB, 12 * SEC, 50 * MiB}}},
+	        {"the slower when the later is faster",
+	         4,
+	         {{GiB, 10 * SEC, 0},
+	          {GiB - 100 * MiB, 11 * SEC, 0},
+	          {GiB - 150 * MiB, 12 * SEC, 50 * MiB},
+	          {GiB - 350 * MiB, 13 * SEC, 50 * MiB}}},
+	        {"a burst between flat spans never shows",
+	         4,
+	         {{GiB, 10 * SEC, 0},
+	          {GiB, 11 * SEC, 0},
+	          {GiB - 500 * MiB, 12 * SEC, 0},
+	          {GiB - 500 * MiB, 13 * SEC, 0}}},
+	        {"a rise is no fall",
+	         3,
+	         {{GiB, 10 * SEC, 0}, {GiB - 100 * MiB, 11 * SEC, 0}, {GiB, 12 * SEC, 0}}},
+	        {"rate per second over the span's real length",
+	         3,
+	         {{GiB, 10 * SEC, 0},
+	          {GiB - 10 * MiB, 10 * SEC + SEC / 10, 0},
+	          {GiB - 20 * MiB, 10 * SEC + SEC / 5, 100 * MiB}}},
+	        {"a span shorter than MG_FALL_SPAN_MIN_USEC is ignored, however steep",
+	         4,
+	         {{GiB, 10 * SEC, 0},
+	          {GiB - 100 * MiB, 11 * SEC, 0},
+	          {GiB - 200 * MiB, 12 * SEC, 100 * MiB},
+	          {100 * MiB, 12 * SEC + MG_FALL_SPAN_MIN_USEC - 1, 100 * MiB}}},
+	        {"the ignored reading does not end the span: the next one measures from before it",
+	         4,
+	         {{GiB, 10 * SEC, 0},
+	          {GiB - 100 * MiB, 11 * SEC, 0},
+	          {GiB - 110 * MiB, 11 * SEC + 10000, 0},
+	          {GiB - 200 * MiB, 12 * SEC, 100 * MiB}}},
+	        {"a span of exactly MG_FALL_SPAN_MIN_USEC counts",
+	         3,
+	         {{GiB, 10 * SEC, 0},
+	          {GiB - 5 * MiB, 10 * SEC + MG_FALL_SPAN_MIN_USEC, 0},
+	          {GiB - 10 * MiB, 10 * SEC + 2 * MG_FALL_SPAN_MIN_USEC, 100 * MiB}}},
+	        {"a first reading at time 0 starts nothing: the next is a first too",
+	         3,
+	         {{GiB, 0, 0}, {GiB - 100 * MiB, 10, 0}, {GiB - 200 * MiB, SEC + 10, 0}}},
+	        {"terabytes a second do not overflow",
+	         3,
+	         {{8192 * GiB, 10 * SEC, 0}, {4096 * GiB, 11 * SEC, 0}, {0, 12 * SEC, 4096 * GiB}}},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct fall_case *c = &cases[i];
+		struct mg_fall_rate s = {0};
+
+		for (size_t k = 0; k < c->n; k++) {
+			const struct fall_step *st = &c->steps[k];
+			uint64_t got = mg_fall_rate_update(&s, st->available, st->now);
+			if (got != st->expect_bps || s.bps != got)
+				print_error("case %zu (%s), reading %zu: %" PRIu64 " B/s (state %" PRIu64
+				            "), want %" PRIu64 "\n",
+				            i, c->what, k, got, s.bps, st->expect_bps);
+			assert_true(got == st->expect_bps);
+			assert_true(s.bps == got);
+		}
+	}
+}
+
+/* --- mg_policy_poll_usec --- */
+
+struct poll_case {
+	const char *what;
+	uint64_t available, poll_max, expect;
+};
+
+static void poll_interval_table(void **state)
+{
+	static const struct poll_case cases[] = {
+	        {"below available_min: the shortest", 10 * MiB, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"MemAvailable 0", 0, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"exactly available_min", 64 * MiB, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"1 MiB headroom lasts under 1 ms: the shortest", 65 * MiB, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"just under the shortest", 64 * MiB + MG_ASSUMED_ALLOC_BPS / 10 - MiB, 2 * SEC,
+	         MG_POLL_MIN_USEC},
+	        {"256 MiB headroom: 250 ms", 320 * MiB, 2 * SEC, SEC / 4},
+	        {"1 GiB headroom: 1 s", 64 * MiB + GiB, 2 * SEC, SEC},
+	        {"exactly poll_max", 64 * MiB + 2 * GiB, 2 * SEC, 2 * SEC},
+	        {"beyond poll_max", 64 * MiB + 4 * GiB, 2 * SEC, 2 * SEC},
+	        {"poll_max at the shortest", 64 * MiB + 4 * GiB, MG_POLL_MIN_USEC, MG_POLL_MIN_USEC},
+	        {"huge MemAvailable does not overflow", UINT64_MAX, 60 * SEC, 60 * SEC},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct poll_case *c = &cases[i];
+		struct mg_policy p = policy();
+
+		p.poll_max_usec = c->poll_max;
+		uint64_t got = mg_policy_poll_usec(&p, c->available);
+		if (got != c->expect)
+			print_error("case %zu (%s): %" PRIu64 " us, want %" PRIu64 "\n", i, c->what, got,
+			            c->expect);
+		assert_true(got == c->expect);
+	}
+}
+
+/* --- mg_policy_from_config --- */
+
+/* The defaults on a 16 GiB node, and every setting carried over. */
+static void from_config_defaults(void **state)
+{
+	struct mg_config cfg;
+	struct mg_policy p;
+	char err[256] = "";
+
+	mg_config_defaults(&cfg);
+	memset(&p, 0xa5, sizeof(p));
+	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_true(p.available_min == 16 * GiB / 20);            /* 5% */
+	assert_true(p.available_pressure == 16 * GiB * 15 / 100); /* 15% */
+	assert_int_equal(p.full_avg10_max, cfg.pressure_full_avg10 * 100);
+	assert_true(p.settle_usec == cfg.settle_usec);
+	assert_true(p.lead_usec == cfg.lead_usec);
+	assert_true(p.poll_max_usec == cfg.poll_max_usec);
+	assert_int_equal(p.throttle, cfg.throttle);
+	assert_int_equal(p.dry_run, cfg.dry_run);
+
+	cfg.throttle = !cfg.throttle;
+	cfg.dry_run = !cfg.dry_run;
+	cfg.pressure_full_avg10 = 0; /* the avg10 rule off */
+	strcpy(cfg.available_min, "512M");
+	strcpy(cfg.available_pressure, "1G");
+	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.throttle, cfg.throttle);
+	assert_int_equal(p.dry_run, cfg.dry_run);
+	assert_int_equal(p.full_avg10_max, UINT32_MAX);
+	assert_true(p.available_min == 512 * MiB);
+	assert_true(p.available_pressure == GiB);
+}
+
+struct from_config_case {
+	const char *what;
+	const char *available_min, *available_pressure;
+	uint64_t stall, window, poll_max;
+	int expect;
+	const char *err; /* part of the message, when refused */
+};
+
+static void from_config_table(void **state)
+{
+	static const struct from_config_case cases[] = {
+	        {"sizes", "512M", "1G", 100000, SEC, SEC, 0, NULL},
+	        {"equal floors", "1G", "1G", 100000, SEC, SEC, 0, NULL},
+	        {"available_min above available_pressure", "2G", "1G", 100000, SEC, SEC, -EINVAL,
+	         "must not exceed available_pressure"},
+	        {"available_pressure at MemTotal", "5%", "100%", 100000, SEC, SEC, -EINVAL, "below MemTotal"},
+	        {"available_pressure just below MemTotal", "5%", "4095M", 100000, SEC, SEC, 0, NULL},
+	        {"available_min does not parse", "lots", "1G", 100000, SEC, SEC, -EINVAL,
+	         "invalid available_min or available_pressure"},
+	        {"available_pressure does not parse", "512M", "", 100000, SEC, SEC, -EINVAL,
+	         "invalid available_min or available_pressure"},
+	        {"window too short for the kernel", "512M", "1G", 100000, SEC / 2 - 1, SEC, -EINVAL,
+	         "trigger_window"},
+	        {"stall longer than the window", "512M", "1G", 2 * SEC, SEC, SEC, -EINVAL, "trigger_stall"},
+	        {"poll_max just below the shortest poll", "512M", "1G", 100000, SEC, MG_POLL_MIN_USEC - 1,
+	         -EINVAL, "poll_max must be at least 100 ms"},
+	        {"poll_max at the shortest poll", "512M", "1G", 100000, SEC, MG_POLL_MIN_USEC, 0, NULL},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct from_config_case *c = &cases[i];
+		struct mg_config cfg;
+		struct mg_policy p;
+		char err[256] = "";
+
+		mg_config_defaults(&cfg);
+		snprintf(cfg.available_min, sizeof(cfg.available_min), "%s", c->available_min);
+		snprintf(cfg.available_pressure, sizeof(cfg.available_pressure), "%s", c->available_pressure);
+		cfg.trigger_stall_usec = c->stall;
+		cfg.trigger_window_usec = c->window;
+		cfg.poll_max_usec = c->poll_max;
+		int r = mg_policy_from_config(&cfg, 4 * GiB, &p, err, sizeof(err));
+		if (r != c->expect)
+			print_error("case %zu (%s): %d (%s), want %d\n", i, c->what, r, err, c->expect);
+		assert_int_equal(r, c->expect);
+		if (c->err)
+			ft_assert_contains(err, c->err);
+		else
+			assert_true(p.available_min <= p.available_pressure &&
+			            p.available_pressure < 4 * GiB);
+	}
+}
+
 /* --- a realistic scenario --- */
 
 static void decide_four_elastic_tasks(void **state)
@@ -578,10 +1058,10 @@ static void decide_four_elastic_tasks(void **state)
 	        .now_usec = 7200 * SEC,
 	};
 	struct mg_guarded g[] = {
-	        {"memguard/run-7/task-0", 200 * MiB, 256 * MiB, 1 * MiB, true, false},
-	        {"memguard/run-7/task-1", 512 * MiB, 256 * MiB, 50 * MiB, true, false},
-	        {"memguard/run-7/task-2", 240 * MiB, 256 * MiB, 0, true, false},
-	        {"memguard/run-7/task-3", 180 * MiB, 256 * MiB, 5 * MiB, true, false},
+	        {.path = "memguard/run-7/task-0", 200 * MiB, 256 * MiB, 1 * MiB, .populated = true},
+	        {.path = "memguard/run-7/task-1", 512 * MiB, 256 * MiB, 50 * MiB, .populated = true},
+	        {.path = "memguard/run-7/task-2", 240 * MiB, 256 * MiB, 0, .populated = true},
+	        {.path = "memguard/run-7/task-3", 180 * MiB, 256 * MiB, 5 * MiB, .populated = true},
 	};
 	struct mg_decision d;
 
@@ -623,13 +1103,30 @@ static void decide_four_elastic_tasks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(needs_memory_truth_table),  cmocka_unit_test(decide_why_names_the_fall),
-	        cmocka_unit_test(percent_of_share_table),    cmocka_unit_test(percent_of_share_saturates),
-	        cmocka_unit_test(decide_victim_table),       cmocka_unit_test(decide_huge_values),
-	        cmocka_unit_test(decide_nothing_in_scope),   cmocka_unit_test(decide_calm_when_not_needed),
-	        cmocka_unit_test(decide_settling_table),     cmocka_unit_test(decide_settling_without_victim),
-	        cmocka_unit_test(decide_why_text),           cmocka_unit_test(decide_why_huge_values),
+	        cmocka_unit_test(needs_memory_truth_table),
+	        cmocka_unit_test(decide_why_names_the_fall),
+	        cmocka_unit_test(percent_of_share_table),
+	        cmocka_unit_test(percent_of_share_saturates),
+	        cmocka_unit_test(decide_victim_table),
+	        cmocka_unit_test(decide_huge_values),
+	        cmocka_unit_test(decide_nothing_in_scope),
+	        cmocka_unit_test(decide_calm_when_not_needed),
+	        cmocka_unit_test(decide_settling_table),
+	        cmocka_unit_test(decide_settling_without_victim),
+	        cmocka_unit_test(decide_why_text),
+	        cmocka_unit_test(decide_why_huge_values),
 	        cmocka_unit_test(decide_four_elastic_tasks),
+	        cmocka_unit_test(decide_kill_failed_passed_over),
+	        cmocka_unit_test(decide_fence_or_kill_table),
+	        cmocka_unit_test(decide_fenced_worst_is_held),
+	        cmocka_unit_test(decide_settling_before_fence),
+	        cmocka_unit_test(decide_fence_lifecycle),
+	        cmocka_unit_test(decide_unfence_table),
+	        cmocka_unit_test(decide_unfence_only_when_not_short),
+	        cmocka_unit_test(fall_rate_table),
+	        cmocka_unit_test(poll_interval_table),
+	        cmocka_unit_test(from_config_defaults),
+	        cmocka_unit_test(from_config_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
