@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memguard/json.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "options.h"
@@ -123,42 +124,6 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 	        info->signal_received ? info->signal_received : "");
 }
 
-/* Length of the valid UTF-8 sequence at p, or 0. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p <= 0xdf ? 2 : 0;
-
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* No overlong forms, no surrogates, nothing above U+10FFFF. */
-	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) || (p[0] == 0xf0 && p[1] < 0x90) ||
-	    (p[0] == 0xf4 && p[1] > 0x8f))
-		return 0;
-	return n;
-}
-
-/* Task-file lines may be in any encoding: invalid bytes become U+FFFD so the
- * report stays valid JSON. */
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		size_t n;
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else if (*p < 0x80)
-			fputc(*p, f);
-		else if ((n = utf8_len(p)) > 0)
-			fwrite(p, 1, n, f), p += n - 1;
-		else
-			fputs("\\ufffd", f);
-	}
-	fputc('"', f);
-}
-
 int mg_report_json(const char *path, const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
 {
 	char tmp[4096], why[256];
@@ -169,11 +134,11 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 	if (!f)
 		return -errno;
 	fprintf(f, "{\"mode\":");
-	json_string(f, info->mode);
+	mg_json_string(f, info->mode);
 	fprintf(f, ",\"shares\":");
-	json_string(f, info->shares ?: "strict");
+	mg_json_string(f, info->shares ?: "strict");
 	fprintf(f, ",\"where\":");
-	json_string(f, info->where);
+	mg_json_string(f, info->where);
 	fprintf(f,
 	        ",\"share_bytes\":%" PRIu64 ",\"budget_bytes\":%" PRIu64 ",\"run_max_bytes\":", info->share,
 	        info->budget);
@@ -190,7 +155,7 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 
 		fprintf(f, "%s\n{\"index\":%u,\"param\":", i ? "," : "", t->index);
 		if (t->param)
-			json_string(f, t->param);
+			mg_json_string(f, t->param);
 		else
 			fputs("null", f);
 		fprintf(f, ",\"status\":%d,", mg_task_exit_status(t));
@@ -208,7 +173,7 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 			fputs("\"peak_bytes\":null,", f);
 		fprintf(f, "\"oom_kills\":%" PRIu64 ",\"seconds\":%.3f,\"reason\":", t->events.oom_kill,
 		        t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0);
-		json_string(f, mg_task_reason(t, why, sizeof(why)));
+		mg_json_string(f, mg_task_reason(t, why, sizeof(why)));
 		fputc('}', f);
 	}
 	fputs("\n]}\n", f);
