@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "memguard/util.h"
 #include "options.h"
 #include "placement.h"
+#include "preflight.h"
 #include "report.h"
 #include "runtime.h"
 #include "supervisor.h"
@@ -73,18 +73,14 @@ static void find_cgroup_limit(int procfd, const struct mg_cgroup_mount *m, struc
 	         m->unified ? "memory.max" : "memory.limit_in_bytes", m->path, at);
 }
 
-/* True when memguardd runs on this node (its pid file names a live process). */
+/* True when memguardd runs on this node: it holds the lock on its pid file. */
 static bool daemon_running(void)
 {
-	char buf[32];
-	uint64_t pid;
+	int r = mg_daemon_running_at(AT_FDCWD, MG_DAEMON_PIDFILE);
 
-	if (mg_read_small_at(AT_FDCWD, MG_DAEMON_PIDFILE, buf, sizeof(buf)) <= 0)
-		return false;
-	buf[strcspn(buf, "\n")] = '\0';
-	if (mg_parse_u64(buf, &pid) < 0 || pid == 0 || pid > INT32_MAX)
-		return false;
-	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	if (r < 0)
+		mg_log_errno(LOG_DEBUG, r, "%s: %m: taking memguardd as not running", MG_DAEMON_PIDFILE);
+	return r > 0;
 }
 
 /* What one launch decides, step by step, in the order of docs/design.md
@@ -140,6 +136,29 @@ static int configure(struct launch *l, int argc, char **argv)
 	if ((r = mg_meminfo_read(l->procfd, &l->in.mem)) < 0)
 		return mg_log_errno(LOG_ERR, r, "read %s/meminfo: %m", proc_path);
 	return MG_PARSE_RUN;
+}
+
+/* Before anything starts, as env, timeout and srun do: a command that cannot
+ * run would otherwise fail once per task. A program named by a task line
+ * ({} in it) is only known per task. Returns 0, or the exit status (said). */
+static int preflight(const struct launch *l)
+{
+	const char *name = l->opt.command[0];
+	char path[PATH_MAX];
+	int r;
+
+	if (l->opt.tasks_file && strstr(name, "{}"))
+		return 0;
+	r = mg_command_resolve(name, getenv("PATH"), path, sizeof(path));
+	if (r == -ENOENT) {
+		log_err("%s: command not found", name);
+		return MG_EXIT_NOTFOUND;
+	}
+	if (r < 0) {
+		mg_log_errno(LOG_ERR, r, "%s: cannot execute: %m", name);
+		return MG_EXIT_NOEXEC;
+	}
+	return 0;
 }
 
 /* 1. Budget: how many tasks, how much memory they may use together, and
@@ -365,6 +384,10 @@ int main(int argc, char **argv)
 	r = configure(&l, argc, argv);
 	if (r != MG_PARSE_RUN) {
 		status = r == MG_PARSE_EXIT_OK ? MG_EXIT_OK : MG_EXIT_USAGE;
+		goto out;
+	}
+	if ((r = preflight(&l)) > 0) {
+		status = r;
 		goto out;
 	}
 	if (plan_budget(&l) < 0 || place_run(&l) < 0 || set_limits(&l) < 0)
