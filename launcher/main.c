@@ -139,14 +139,19 @@ static int configure(struct launch *l, int argc, char **argv)
 }
 
 /* Before anything starts, as env, timeout and srun do: a command that cannot
- * run would otherwise fail once per task. A program named by a task line
- * ({} in it) is only known per task. Returns 0, or the exit status (said). */
+ * run would otherwise fail once per task, and a report that cannot be written
+ * would be lost at the end. A program named by a task line ({} in it) is only
+ * known per task. Returns 0, or the exit status (said). */
 static int preflight(const struct launch *l)
 {
 	const char *name = l->opt.command[0];
 	char path[PATH_MAX];
 	int r;
 
+	if (l->opt.report_path && (r = mg_report_check(l->opt.report_path)) < 0) {
+		mg_log_errno(LOG_ERR, r, "cannot write the report %s: %m", l->opt.report_path);
+		return MG_EXIT_USAGE;
+	}
 	if (l->opt.tasks_file && strstr(name, "{}"))
 		return 0;
 	r = mg_command_resolve(name, getenv("PATH"), path, sizeof(path));
@@ -364,13 +369,8 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .parallel = l->parallel,
 	        .signal_received = signal_name,
 	};
-	int r;
 
-	if (!l->opt.quiet)
-		mg_report_table(stderr, &info, tasks, l->total);
-	if (l->opt.report_path && (r = mg_report_json(l->opt.report_path, &info, tasks, l->total)) < 0)
-		mg_log_errno(LOG_ERR, r, "write report %s: %m", l->opt.report_path);
-	return mg_run_exit_status(tasks, l->total);
+	return mg_report_finish(l->opt.quiet ? NULL : stderr, l->opt.report_path, &info, tasks, l->total);
 }
 
 int main(int argc, char **argv)
