@@ -76,6 +76,9 @@ const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size)
 		snprintf(buf, size, "killed by memguardd: %s", t->daemon_reason);
 	else if (t->killed_by == MG_KILL_GRACE)
 		snprintf(buf, size, "killed by memguard: still running after the grace period");
+	else if (t->killed_by == MG_KILL_SIGNAL)
+		snprintf(buf, size, "killed by memguard at once on a second SIG%s",
+		         sigabbrev_np(t->kill_signal) ?: "?");
 	else if (oom_killed(t))
 		snprintf(buf, size, "%s by the kernel: %s",
 		         WIFSIGNALED(t->wait_status) ? "killed" : "a process of the task was killed",

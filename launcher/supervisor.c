@@ -337,7 +337,15 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		return 0;
 	if (s->stopping) {
 		log_notice("second SIG%s: killing the tasks now", sigabbrev_np(sig));
-		return on_grace_timer(NULL, 0, s);
+		for (size_t i = 0; i < s->cfg->ntasks; i++) {
+			struct mg_task *t = &s->cfg->tasks[i];
+			if (t->state == MG_TASK_RUNNING) {
+				t->killed_by = MG_KILL_SIGNAL;
+				t->kill_signal = sig;
+				kill_task(s, t);
+			}
+		}
+		return 0;
 	}
 	s->stopping = true;
 	s->signal_name = sigdescr_np(sig);

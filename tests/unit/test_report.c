@@ -122,6 +122,14 @@ static struct mg_task grace_task(unsigned index)
 	return t;
 }
 
+static struct mg_task second_signal_task(unsigned index, int sig)
+{
+	struct mg_task t = signaled_task(index, SIGKILL);
+	t.killed_by = MG_KILL_SIGNAL;
+	t.kill_signal = sig;
+	return t;
+}
+
 /* --- exit statuses --- */
 
 struct status_case {
@@ -241,6 +249,16 @@ static void task_reason_table(void **state)
 	         "killed by memguard: RSS ",
 	         {"3GiB", "2GiB", "exceeded"}},
 	        {"grace", grace_task(0), NULL, "killed by memguard", {"grace", NULL}},
+	        {"second SIGTERM",
+	         second_signal_task(0, SIGTERM),
+	         "killed by memguard at once on a second SIGTERM",
+	         NULL,
+	         {NULL}},
+	        {"second SIGINT",
+	         second_signal_task(0, SIGINT),
+	         "killed by memguard at once on a second SIGINT",
+	         NULL,
+	         {NULL}},
 	        {"SIGTERM", signaled_task(0, SIGTERM), NULL, "killed by signal", {"TERM", NULL}},
 	        {"SIGSEGV", signaled_task(0, SIGSEGV), NULL, "killed by signal", {"SEGV", NULL}},
 	        {"exec ENOENT", exec_failed_task(0, ENOENT), NULL, "cannot execute", {"No such file", NULL}},
