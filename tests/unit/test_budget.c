@@ -217,15 +217,16 @@ struct reserve_fail_case {
 static void reserve_leaving_nothing_is_erange(void **state)
 {
 	static const struct reserve_fail_case cases[] = {
-	        {16 * GiB, 0, "16G", false, "16GiB"},                 /* exactly MemTotal */
-	        {16 * GiB, 0, "100%", false, "16GiB"},                /* all of it */
-	        {16 * GiB, 0, "17G", false, "17GiB"},                 /* above MemTotal: no wrap-around */
-	        {16 * GiB, 0, "max", false, "max"},                   /* unlimited reserve */
-	        {16 * GiB, 4 * GiB, "12G", true, "4GiB"},             /* reserve + Shmem == MemTotal */
-	        {16 * GiB, 10 * GiB, "8G", true, "10GiB"},            /* reserve + Shmem > MemTotal */
-	        {16 * GiB, 16 * GiB, "0", true, "16GiB"},             /* Shmem alone fills it */
-	        {VM1_TOTAL, VM1_SHMEM, "1G", true, "1GiB"},           /* a 1 GiB reserve on a "1 GiB" VM */
-	        {VM1_TOTAL, 0, "18446744073709551615", false, "max"}, /* largest plain number */
+	        {16 * GiB, 0, "16G", false, "16GiB"},       /* exactly MemTotal */
+	        {16 * GiB, 0, "100%", false, "16GiB"},      /* all of it */
+	        {16 * GiB, 0, "17G", false, "17GiB"},       /* above MemTotal: no wrap-around */
+	        {16 * GiB, 0, "max", false, "max"},         /* unlimited reserve */
+	        {16 * GiB, 4 * GiB, "12G", true, "4GiB"},   /* reserve + Shmem == MemTotal */
+	        {16 * GiB, 10 * GiB, "8G", true, "10GiB"},  /* reserve + Shmem > MemTotal */
+	        {16 * GiB, 16 * GiB, "0", true, "16GiB"},   /* Shmem alone fills it */
+	        {VM1_TOTAL, VM1_SHMEM, "1G", true, "1GiB"}, /* a 1 GiB reserve on a "1 GiB" VM */
+	        {VM1_TOTAL, 0, "18446744073709551614", false,
+	         "18446744073709551614B"}, /* largest plain number */
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
