@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
+#include "memguard/json.h"
 #include "memguard/log.h"
 #include "memguard/paths.h"
 #include "memguard/units.h"
@@ -67,48 +68,6 @@ static int collect_subtree(int cgfd, const char *name, void *userdata)
 	return mg_cg_for_each_child(cgfd, collect_subtree, userdata);
 }
 
-/* Length of the valid UTF-8 sequence at p, or 0 (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF). */
-static size_t utf8_len(const unsigned char *p)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, lo = p[0] == 0xe0 ? 0xa0 : 0x80, hi = p[0] == 0xed ? 0x9f : 0xbf;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, lo = p[0] == 0xf0 ? 0x90 : 0x80, hi = p[0] == 0xf4 ? 0x8f : 0xbf;
-	else
-		return 0;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-/* A cgroup path is bytes: what is not UTF-8 becomes U+FFFD, so the line stays JSON. */
-static void json_escape(FILE *f, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		size_t len;
-
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else if (*p < 0x80)
-			fputc(*p, f);
-		else if ((len = utf8_len(p)) > 0)
-			fwrite(p, 1, len, f), p += len - 1;
-		else
-			fputs("\\ufffd", f);
-	}
-}
-
 int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec,
                     int error)
 {
@@ -127,16 +86,16 @@ int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int kill
 		return -errno;
 	clock_gettime(CLOCK_REALTIME, &now);
 	fprintf(f, "{\"time\":%lld.%03ld,\"cgroup\":\"", (long long)now.tv_sec, now.tv_nsec / 1000000);
-	json_escape(f, rec->path);
+	mg_json_escape(f, rec->path);
 	fprintf(f,
 	        "\",\"current_bytes\":%" PRIu64 ",\"share_bytes\":%" PRIu64 ",\"dry_run\":%s,\"killed\":%d,"
 	        "\"decide_to_freed_ms\":%.1f,\"reason\":\"",
 	        rec->current, rec->share, rec->dry_run ? "true" : "false", killed,
 	        (double)freed_usec / 1000.0);
-	json_escape(f, rec->why);
+	mg_json_escape(f, rec->why);
 	if (error < 0) {
 		fputs("\",\"error\":\"", f);
-		json_escape(f, strerror(-error));
+		mg_json_escape(f, strerror(-error));
 	}
 	fputs("\"}\n", f);
 	return fclose(f) == 0 ? 0 : -errno;

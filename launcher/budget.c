@@ -145,3 +145,42 @@ int mg_budget_compute(const struct mg_budget_input *in, struct mg_budget *ret, c
 	*ret = b;
 	return 0;
 }
+
+void mg_limits_compute(const struct mg_limits_input *in, struct mg_limits *ret)
+{
+	enum mg_share_mode mode = in->mode;
+	bool want_as = in->rlimit_as == MG_RLIMIT_AS_ON ||
+	               (in->rlimit_as == MG_RLIMIT_AS_AUTO && in->runtime_wants_rlimit_as);
+
+	if (mode == MG_SHARE_AUTO)
+		mode = in->daemon ? MG_SHARE_ELASTIC : MG_SHARE_STRICT;
+	/* Elastic needs a cgroup per task to mean anything; degraded tasks are
+	 * held to their share by the watchdog. */
+	if (!in->cgroups)
+		mode = MG_SHARE_STRICT;
+	*ret = (struct mg_limits){
+	        .mode = mode,
+	        /* The kernel keeps the tasks together inside the budget, unless
+	         * memguardd guards elastic tasks: a cap where the daemon acts would
+	         * race it, and the kernel would pick the largest process, not the
+	         * task furthest over its share. */
+	        .run_capped = in->cgroups && !(mode == MG_SHARE_ELASTIC && in->daemon),
+	        .run_max = MG_SIZE_UNLIMITED,
+	        .run_swap_max = in->swap_max,
+	        .task = {.share = in->share,
+	                 .max = in->share,
+	                 .high = in->high_percent ? in->share / 100 * in->high_percent : 0,
+	                 .swap_max = in->swap_max,
+	                 .oom_group = in->oom_group},
+	};
+	if (ret->run_capped)
+		ret->run_max = in->usable;
+	/* Elastic: a task may use more than its share while the node has room,
+	 * up to the whole budget; memguardd takes memory back under pressure. */
+	if (mode == MG_SHARE_ELASTIC) {
+		ret->task.max = in->usable;
+		ret->task.high = 0;
+	}
+	if (want_as)
+		ret->rlimit_as = ret->task.max;
+}

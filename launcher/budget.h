@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memguard/config.h"
 #include "memguard/meminfo.h"
+#include "placement.h"
 
 /* A number and where it came from, for --explain. */
 struct mg_sourced {
@@ -58,3 +60,36 @@ void mg_default_ntasks(char *const envp[], unsigned ncpus, struct mg_sourced *re
 
 /* getenv over an explicit environment. */
 const char *mg_env_get(char *const envp[], const char *name);
+
+/* What the limits are decided from: the share mode asked for, what runs on
+ * the node, and the budget. */
+struct mg_limits_input {
+	enum mg_share_mode mode; /* auto, strict or elastic (--strict/--elastic, else [launcher] mode) */
+	bool daemon;             /* memguardd runs on this node */
+	bool cgroups;            /* every task gets a cgroup; false: degraded mode */
+	uint64_t share;          /* mg_budget.share */
+	uint64_t usable;         /* mg_budget.usable */
+	unsigned high_percent;   /* memory.high as a percentage of the share; 0: not set */
+	enum mg_rlimit_as_mode rlimit_as;
+	bool runtime_wants_rlimit_as; /* mg_runtime_wants_rlimit_as() of the detected runtime */
+	uint64_t swap_max;
+	bool oom_group;
+};
+
+/* The limits of one run. */
+struct mg_limits {
+	enum mg_share_mode mode; /* what the tasks get: strict or elastic, never auto; degraded is strict */
+	bool run_capped;         /* the run's cgroup gets memory.max = run_max */
+	uint64_t run_max;        /* the usable memory when capped, else MG_SIZE_UNLIMITED */
+	uint64_t run_swap_max;
+	struct mg_task_limits task; /* each task's cgroup: memory.max, memory.high, ... */
+	uint64_t rlimit_as;         /* each task's RLIMIT_AS, 0: not set */
+};
+
+/* Decides how the share becomes limits. Auto means elastic when memguardd
+ * runs, else strict. Strict: memory.max = the share, memory.high = its
+ * high_percent. Elastic (only with cgroups): memory.max = the usable memory
+ * and no memory.high. RLIMIT_AS (on, or auto and the runtime wants it) is
+ * the task's memory.max. The run's cgroup is capped at the usable memory
+ * whenever there are cgroups, unless memguardd guards elastic tasks. */
+void mg_limits_compute(const struct mg_limits_input *in, struct mg_limits *ret);

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "memguard/util.h"
 #include "options.h"
 #include "placement.h"
+#include "preflight.h"
 #include "report.h"
 #include "runtime.h"
 #include "supervisor.h"
@@ -73,25 +73,211 @@ static void find_cgroup_limit(int procfd, const struct mg_cgroup_mount *m, struc
 	         m->unified ? "memory.max" : "memory.limit_in_bytes", m->path, at);
 }
 
-/* True when memguardd runs on this node (its pid file names a live process). */
+/* True when memguardd runs on this node: it holds the lock on its pid file. */
 static bool daemon_running(void)
 {
-	char buf[32];
-	uint64_t pid;
+	int r = mg_daemon_running_at(AT_FDCWD, MG_DAEMON_PIDFILE);
 
-	if (mg_read_small_at(AT_FDCWD, MG_DAEMON_PIDFILE, buf, sizeof(buf)) <= 0)
-		return false;
-	buf[strcspn(buf, "\n")] = '\0';
-	if (mg_parse_u64(buf, &pid) < 0 || pid == 0 || pid > INT32_MAX)
-		return false;
-	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	if (r < 0)
+		mg_log_errno(LOG_DEBUG, r, "%s: %m: taking memguardd as not running", MG_DAEMON_PIDFILE);
+	return r > 0;
 }
 
-static void explain(const struct mg_budget_input *in, const struct mg_budget *b,
-                    const struct mg_sourced *ntasks, unsigned parallel, enum mg_runtime rt,
-                    const char *rt_why, const struct mg_env_setting *env, size_t nenv, uint64_t rlimit_as,
-                    const char *mode)
+/* What one launch decides, step by step, in the order of docs/design.md
+ * ("The launcher's life cycle"): budget, placement, limits, supervise, report. */
+struct launch {
+	struct mg_options opt;
+	struct mg_config cfg;
+	int procfd;
+	/* budget */
+	struct mg_tasklist list;
+	struct mg_sourced ntasks;
+	unsigned parallel; /* tasks at once */
+	size_t total;      /* tasks in the run */
+	struct mg_budget_input in;
+	struct mg_budget budget;
+	/* placement */
+	struct mg_cgroup_mount mount;
+	struct mg_placement placement;
+	bool cgroups;
+	char why[512]; /* why the run is degraded */
+	/* limits */
+	enum mg_runtime rt;
+	const char *rt_why;
+	struct mg_env_setting heap_env[MG_HEAP_SETTINGS_MAX + 1];
+	size_t nheap;
+	struct mg_limits limits;
+	char mode[3 * PATH_MAX]; /* the mode in words, for --explain */
+};
+
+/* Options and configuration. Returns MG_PARSE_RUN, MG_PARSE_EXIT_OK after
+ * --help or --version, or -errno (said). */
+static int configure(struct launch *l, int argc, char **argv)
 {
+	const char *proc_path = getenv(MG_PROC_PATH_ENV) ?: MG_PROC_PATH;
+	char err[512];
+	int r;
+
+	r = mg_options_parse(argc, argv, &l->opt, err, sizeof(err), stdout);
+	if (r < 0)
+		return log_err("%s", err), r;
+	if (r == MG_PARSE_EXIT_OK)
+		return r;
+	mg_config_defaults(&l->cfg);
+	r = mg_config_load(&l->cfg, l->opt.config_path ?: MG_CONFIG_FILE, l->opt.config_path != NULL,
+	                   l->opt.config_path ? NULL : MG_CONFIG_DROPIN_DIR, err, sizeof(err));
+	if (r < 0)
+		return log_err("%s", err), r;
+	mg_log_set_level(l->opt.verbose ? LOG_DEBUG : l->cfg.log_level);
+
+	l->procfd = open(proc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l->procfd < 0)
+		return mg_log_errno(LOG_ERR, -errno, "open %s: %m", proc_path);
+	if ((r = mg_meminfo_read(l->procfd, &l->in.mem)) < 0)
+		return mg_log_errno(LOG_ERR, r, "read %s/meminfo: %m", proc_path);
+	return MG_PARSE_RUN;
+}
+
+/* Before anything starts, as env, timeout and srun do: a command that cannot
+ * run would otherwise fail once per task, and a report that cannot be written
+ * would be lost at the end. A program named by a task line ({} in it) is only
+ * known per task. Returns 0, or the exit status (said). */
+static int preflight(const struct launch *l)
+{
+	const char *name = l->opt.command[0];
+	char path[PATH_MAX];
+	int r;
+
+	if (l->opt.report_path && (r = mg_report_check(l->opt.report_path)) < 0) {
+		mg_log_errno(LOG_ERR, r, "cannot write the report %s: %m", l->opt.report_path);
+		return MG_EXIT_USAGE;
+	}
+	if (l->opt.tasks_file && strstr(name, "{}"))
+		return 0;
+	r = mg_command_resolve(name, getenv("PATH"), path, sizeof(path));
+	if (r == -ENOENT) {
+		log_err("%s: command not found", name);
+		return MG_EXIT_NOTFOUND;
+	}
+	if (r < 0) {
+		mg_log_errno(LOG_ERR, r, "%s: cannot execute: %m", name);
+		return MG_EXIT_NOEXEC;
+	}
+	return 0;
+}
+
+/* 1. Budget: how many tasks, how much memory they may use together, and
+ * each one's share (budget.c). */
+static int plan_budget(struct launch *l)
+{
+	char err[512];
+	int r;
+
+	if (l->opt.tasks_file && (r = mg_tasklist_load(l->opt.tasks_file, &l->list, err, sizeof(err))) < 0)
+		return log_err("%s", err), r;
+	mg_default_ntasks(environ, cpus_allowed(), &l->ntasks);
+	if (l->opt.ntasks) {
+		l->ntasks.value = l->opt.ntasks;
+		snprintf(l->ntasks.where, sizeof(l->ntasks.where), "-n");
+	}
+	l->parallel = (unsigned)l->ntasks.value;
+	l->total = l->opt.tasks_file ? l->list.count : l->parallel;
+	if (l->opt.tasks_file && l->list.count < l->parallel)
+		l->parallel = (unsigned)l->list.count;
+
+	r = mg_cgroup_find_memory_mount(l->procfd, &l->mount);
+	if (r < 0)
+		snprintf(l->why, sizeof(l->why), "no cgroup hierarchy carries the memory controller (%s)",
+		         strerror(-r));
+	find_cgroup_limit(l->procfd, &l->mount, &l->in.cgroup_limit);
+	mg_batch_grant_from_env(environ, &l->in.batch_grant);
+	l->in.mem_option = l->opt.mem;
+	l->in.reserve = l->opt.reserve ?: l->cfg.reserve;
+	l->in.reserve_shmem = l->cfg.reserve_shmem;
+	l->in.ntasks = l->parallel;
+	l->in.mem_per_task = l->opt.mem_per_task;
+	l->in.min_share = l->cfg.min_share;
+	if ((r = mg_budget_compute(&l->in, &l->budget, err, sizeof(err))) < 0)
+		return log_err("%s", err), r;
+	return 0;
+}
+
+/* 2. Placement: the run's cgroup (placement.c), or say once why not and run
+ * degraded. */
+static int place_run(struct launch *l)
+{
+	if (l->opt.no_cgroups)
+		snprintf(l->why, sizeof(l->why), "--no-cgroups");
+	else if (l->mount.path)
+		l->cgroups = mg_placement_setup(&l->placement, l->procfd, &l->mount, &l->cfg,
+		                                l->opt.cgroup_parent, l->why, sizeof(l->why)) >= 0;
+	if (!l->cgroups && l->opt.require_cgroups)
+		return log_err("cannot guard the tasks with cgroups: %s (--require-cgroups)", l->why), -EPERM;
+	if (!l->cgroups && !l->opt.quiet)
+		log_warn("running without cgroups (%s): guarding with RLIMIT_AS, heap flags and an RSS "
+		         "watchdog",
+		         l->why);
+	return 0;
+}
+
+/* 3. Limits: how the share becomes each task's memory.max, memory.high and
+ * RLIMIT_AS (mg_limits_compute), its heap flags such as PYPY_GC_MAX or -Xmx
+ * (mg_heap_settings), and the run's cap. */
+static int set_limits(struct launch *l)
+{
+	const struct mg_options *opt = &l->opt;
+	const struct mg_config *cfg = &l->cfg;
+	int r;
+
+	l->rt = opt->runtime;
+	l->rt_why = "--runtime";
+	if (!opt->runtime_forced)
+		l->rt = mg_runtime_detect(opt->command, getenv("PATH"), &l->rt_why);
+	if (opt->heap_flags != 0 && cfg->heap_flags)
+		l->nheap =
+		        (size_t)mg_heap_settings(l->rt, l->budget.share, environ, opt->command, l->heap_env);
+
+	bool daemon = daemon_running();
+	struct mg_limits_input in = {
+	        .mode = opt->mode >= 0 ? (enum mg_share_mode)opt->mode : cfg->mode,
+	        .daemon = daemon,
+	        .cgroups = l->cgroups,
+	        .share = l->budget.share,
+	        .usable = l->budget.usable,
+	        .high_percent = opt->memory_high >= 0 ? (unsigned)opt->memory_high : cfg->high_percent,
+	        .rlimit_as = opt->rlimit_as >= 0 ? (enum mg_rlimit_as_mode)opt->rlimit_as : cfg->rlimit_as,
+	        .runtime_wants_rlimit_as = mg_runtime_wants_rlimit_as(l->rt),
+	        .swap_max = cfg->swap_max,
+	        .oom_group = cfg->oom_group,
+	};
+	mg_limits_compute(&in, &l->limits);
+	/* Under RLIMIT_AS every thread's 64 MiB malloc arena counts: a threaded
+	 * task would run out of address space long before memory. */
+	if (l->limits.rlimit_as && !getenv("MALLOC_ARENA_MAX") &&
+	    !env_setting_present(l->heap_env, l->nheap, "MALLOC_ARENA_MAX"))
+		l->heap_env[l->nheap++] = (struct mg_env_setting){.name = "MALLOC_ARENA_MAX", .value = "2"};
+
+	if (!l->cgroups) {
+		snprintf(l->mode, sizeof(l->mode), "degraded (rlimits, heap flags and an RSS watchdog)");
+		return 0;
+	}
+	if (l->limits.run_capped &&
+	    (r = mg_placement_limit_run(&l->placement, l->limits.run_max, l->limits.run_swap_max)) < 0) {
+		log_err("cannot cap cgroup %s/%s at the budget (see above)", l->placement.mount,
+		        l->placement.run);
+		return r;
+	}
+	snprintf(l->mode, sizeof(l->mode), "cgroup %s/%s, %s shares, %s", l->placement.mount,
+	         l->placement.run, l->limits.mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
+	         l->limits.run_capped ? "the run capped at the usable memory"
+	                              : "memguardd takes memory back");
+	return 0;
+}
+
+static void explain(const struct launch *l)
+{
+	const struct mg_budget_input *in = &l->in;
+	const struct mg_budget *b = &l->budget;
 	char s[MG_SIZE_STRLEN];
 
 	fprintf(stderr, "memguard: MemTotal                 %s\n", mg_size_format(in->mem.mem_total, s));
@@ -113,167 +299,32 @@ static void explain(const struct mg_budget_input *in, const struct mg_budget *b,
 	fprintf(stderr,
 	        "memguard: usable                   %s  (the smaller of limit and what the node can give)\n",
 	        mg_size_format(b->usable, s));
-	fprintf(stderr, "memguard: tasks at once            %u  (%s)\n", parallel, ntasks->where);
+	fprintf(stderr, "memguard: tasks at once            %u  (%s)\n", l->parallel, l->ntasks.where);
 	fprintf(stderr, "memguard: share per task           %s  (%s)\n", mg_size_format(b->share, s),
 	        in->mem_per_task ? "--mem-per-task" : "usable / tasks");
-	fprintf(stderr, "memguard: runtime                  %s  (%s)\n", mg_runtime_name(rt), rt_why);
-	for (size_t i = 0; i < nenv; i++)
-		fprintf(stderr, "memguard: heap flag                %s=%s\n", env[i].name, env[i].value);
+	fprintf(stderr, "memguard: runtime                  %s  (%s)\n", mg_runtime_name(l->rt), l->rt_why);
+	for (size_t i = 0; i < l->nheap; i++)
+		fprintf(stderr, "memguard: heap flag                %s=%s\n", l->heap_env[i].name,
+		        l->heap_env[i].value);
 	fprintf(stderr, "memguard: RLIMIT_AS                %s\n",
-	        rlimit_as ? mg_size_format(rlimit_as, s) : "not set");
-	fprintf(stderr, "memguard: mode                     %s\n", mode);
+	        l->limits.rlimit_as ? mg_size_format(l->limits.rlimit_as, s) : "not set");
+	fprintf(stderr, "memguard: mode                     %s\n", l->mode);
 }
 
-int main(int argc, char **argv)
+/* 4. Supervise: start the tasks, at most `parallel` at once, and follow them
+ * to the end (supervisor.c). Returns the tasks, or NULL (said). */
+static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 {
-	struct mg_options opt;
-	struct mg_config cfg;
-	struct mg_cgroup_mount mount = {0};
-	struct mg_placement placement = MG_PLACEMENT_INIT;
-	struct mg_budget_input in = {0};
-	struct mg_budget budget;
-	struct mg_sourced ntasks;
-	struct mg_tasklist list = {0};
-	_cleanup_close_ int procfd = -1;
-	char err[512], why[512], mode[3 * PATH_MAX];
-	const char *proc_path = getenv(MG_PROC_PATH_ENV) ?: MG_PROC_PATH;
-	const char *rt_why = "--runtime";
-	const char *signal_name = NULL;
-	int r, status = MG_EXIT_USAGE;
+	struct mg_task *tasks = calloc(l->total, sizeof(*tasks));
 
-	mg_log_setup("memguard", MG_LOG_STDERR, LOG_INFO);
-	r = mg_options_parse(argc, argv, &opt, err, sizeof(err), stdout);
-	if (r < 0) {
-		log_err("%s", err);
-		return MG_EXIT_USAGE;
-	}
-	if (r == MG_PARSE_EXIT_OK)
-		return MG_EXIT_OK;
-	mg_config_defaults(&cfg);
-	r = mg_config_load(&cfg, opt.config_path ?: MG_CONFIG_FILE, opt.config_path != NULL,
-	                   opt.config_path ? NULL : MG_CONFIG_DROPIN_DIR, err, sizeof(err));
-	if (r < 0) {
-		log_err("%s", err);
-		return MG_EXIT_USAGE;
-	}
-	mg_log_set_level(opt.verbose ? LOG_DEBUG : cfg.log_level);
-
-	procfd = open(proc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (procfd < 0) {
-		mg_log_errno(LOG_ERR, -errno, "open %s: %m", proc_path);
-		return MG_EXIT_USAGE;
-	}
-	if ((r = mg_meminfo_read(procfd, &in.mem)) < 0) {
-		mg_log_errno(LOG_ERR, r, "read %s/meminfo: %m", proc_path);
-		return MG_EXIT_USAGE;
-	}
-
-	if (opt.tasks_file) {
-		r = mg_tasklist_load(opt.tasks_file, &list, err, sizeof(err));
-		if (r < 0) {
-			log_err("%s", err);
-			return MG_EXIT_USAGE;
-		}
-	}
-	mg_default_ntasks(environ, cpus_allowed(), &ntasks);
-	if (opt.ntasks) {
-		ntasks.value = opt.ntasks;
-		snprintf(ntasks.where, sizeof(ntasks.where), "-n");
-	}
-	unsigned parallel = (unsigned)ntasks.value;
-	size_t total = opt.tasks_file ? list.count : parallel;
-	if (opt.tasks_file && list.count < parallel)
-		parallel = (unsigned)list.count;
-
-	r = mg_cgroup_find_memory_mount(procfd, &mount);
-	if (r < 0)
-		snprintf(why, sizeof(why), "no cgroup hierarchy carries the memory controller (%s)",
-		         strerror(-r));
-	find_cgroup_limit(procfd, &mount, &in.cgroup_limit);
-	mg_batch_grant_from_env(environ, &in.batch_grant);
-	in.mem_option = opt.mem;
-	in.reserve = opt.reserve ?: cfg.reserve;
-	in.reserve_shmem = cfg.reserve_shmem;
-	in.ntasks = parallel;
-	in.mem_per_task = opt.mem_per_task;
-	in.min_share = cfg.min_share;
-	if ((r = mg_budget_compute(&in, &budget, err, sizeof(err))) < 0) {
-		log_err("%s", err);
-		goto out;
-	}
-
-	enum mg_runtime rt = opt.runtime;
-	if (!opt.runtime_forced)
-		rt = mg_runtime_detect(opt.command, getenv("PATH"), &rt_why);
-	struct mg_env_setting heap_env[MG_HEAP_SETTINGS_MAX + 1];
-	size_t nheap = 0;
-	if (opt.heap_flags != 0 && cfg.heap_flags)
-		nheap = (size_t)mg_heap_settings(rt, budget.share, environ, opt.command, heap_env);
-	enum mg_rlimit_as_mode as_mode =
-	        opt.rlimit_as >= 0 ? (enum mg_rlimit_as_mode)opt.rlimit_as : cfg.rlimit_as;
-	uint64_t rlimit_as = 0;
-	if (as_mode == MG_RLIMIT_AS_ON || (as_mode == MG_RLIMIT_AS_AUTO && mg_runtime_wants_rlimit_as(rt)))
-		rlimit_as = budget.share;
-	/* Under RLIMIT_AS every thread's 64 MiB malloc arena counts: a threaded
-	 * task would run out of address space long before memory. */
-	if (rlimit_as && !getenv("MALLOC_ARENA_MAX") &&
-	    !env_setting_present(heap_env, nheap, "MALLOC_ARENA_MAX"))
-		heap_env[nheap++] = (struct mg_env_setting){.name = "MALLOC_ARENA_MAX", .value = "2"};
-
-	/* Cgroups, or say once why not and run degraded. */
-	bool cgroups = false;
-	if (opt.no_cgroups) {
-		snprintf(why, sizeof(why), "--no-cgroups");
-	} else if (mount.path) {
-		r = mg_placement_setup(&placement, procfd, &mount, &cfg, opt.cgroup_parent, why, sizeof(why));
-		cgroups = r >= 0;
-	}
-	if (cgroups)
-		snprintf(mode, sizeof(mode), "cgroup %s/%s", placement.mount, placement.run);
-	else
-		snprintf(mode, sizeof(mode), "degraded: %s", why);
-	if (!cgroups && opt.require_cgroups) {
-		log_err("cannot guard the tasks with cgroups: %s (--require-cgroups)", why);
-		goto out;
-	}
-	if (!cgroups && !opt.quiet)
-		log_warn("running without cgroups (%s): guarding with RLIMIT_AS, heap flags and an RSS "
-		         "watchdog",
-		         why);
-	bool daemon = daemon_running();
-	enum mg_share_mode share_mode = opt.mode >= 0 ? (enum mg_share_mode)opt.mode : cfg.mode;
-	if (share_mode == MG_SHARE_AUTO)
-		share_mode = daemon ? MG_SHARE_ELASTIC : MG_SHARE_STRICT;
-	/* The kernel keeps the tasks together inside the budget, unless memguardd
-	 * guards elastic tasks: a cap where the daemon acts would race it, and
-	 * the kernel would pick the largest process, not the task furthest over
-	 * its share. */
-	bool cap_run = cgroups && !(share_mode == MG_SHARE_ELASTIC && daemon);
-	if (cap_run && (r = mg_placement_limit_run(&placement, budget.usable, cfg.swap_max)) < 0) {
-		log_err("cannot cap cgroup %s/%s at the budget (see above)", placement.mount, placement.run);
-		goto out;
-	}
-	if (cgroups)
-		snprintf(mode, sizeof(mode), "cgroup %s/%s, %s shares, %s", placement.mount, placement.run,
-		         share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
-		         cap_run ? "the run capped at the usable memory" : "memguardd takes memory back");
-	if (opt.explain)
-		explain(&in, &budget, &ntasks, parallel, rt, rt_why, heap_env, nheap, rlimit_as,
-		        cgroups ? mode : "degraded (rlimits, heap flags and an RSS watchdog)");
-	if (opt.dry_run) {
-		status = MG_EXIT_OK;
-		goto out;
-	}
-
-	struct mg_task *tasks = calloc(total, sizeof(*tasks));
 	if (!tasks) {
-		log_err("out of memory for %zu tasks", total);
-		goto out;
+		log_err("out of memory for %zu tasks", l->total);
+		return NULL;
 	}
-	for (size_t i = 0; i < total; i++) {
+	for (size_t i = 0; i < l->total; i++) {
 		tasks[i].index = (unsigned)i;
-		tasks[i].param = opt.tasks_file ? list.lines[i] : NULL;
-		tasks[i].share = budget.share;
+		tasks[i].param = l->opt.tasks_file ? l->list.lines[i] : NULL;
+		tasks[i].share = l->budget.share;
 	}
 	/* One cgroup fd per running task: 1024 tasks need more than the usual
 	 * soft limit of 1024 fds. Tasks get the original limit back. */
@@ -283,58 +334,79 @@ int main(int argc, char **argv)
 		raised = (struct rlimit){.rlim_cur = nofile.rlim_max, .rlim_max = nofile.rlim_max};
 		nofile_raised = setrlimit(RLIMIT_NOFILE, &raised) == 0;
 	}
-	unsigned high_pct = opt.memory_high >= 0 ? (unsigned)opt.memory_high : cfg.high_percent;
-	/* Elastic: a task may use more than its share while the node has room,
-	 * up to the whole budget; memguardd takes memory back under pressure. */
-	uint64_t task_max = budget.share;
-	if (cgroups && share_mode == MG_SHARE_ELASTIC) {
-		task_max = budget.usable;
-		high_pct = 0;
-		if (rlimit_as)
-			rlimit_as = task_max;
-	}
 	struct mg_supervisor_config sc = {
-	        .command = opt.command,
+	        .command = l->opt.command,
 	        .tasks = tasks,
-	        .ntasks = total,
-	        .parallel = parallel,
-	        .share = budget.share,
-	        .rlimit_as = rlimit_as,
-	        .limits = {.share = budget.share,
-	                   .max = task_max,
-	                   .high = high_pct ? budget.share / 100 * high_pct : 0,
-	                   .swap_max = cfg.swap_max,
-	                   .oom_group = cfg.oom_group},
-	        .heap_env = heap_env,
-	        .nheap_env = nheap,
-	        .placement = cgroups ? &placement : NULL,
-	        .procfd = procfd,
-	        .grace_usec = opt.grace_usec != MG_GRACE_UNSET ? opt.grace_usec : cfg.kill_grace_usec,
+	        .ntasks = l->total,
+	        .parallel = l->parallel,
+	        .share = l->budget.share,
+	        .rlimit_as = l->limits.rlimit_as,
+	        .limits = l->limits.task,
+	        .heap_env = l->heap_env,
+	        .nheap_env = l->nheap,
+	        .placement = l->cgroups ? &l->placement : NULL,
+	        .procfd = l->procfd,
+	        .grace_usec =
+	                l->opt.grace_usec != MG_GRACE_UNSET ? l->opt.grace_usec : l->cfg.kill_grace_usec,
 	        .watchdog_interval_usec = WATCHDOG_INTERVAL_USEC,
 	        .nofile = nofile_raised ? &nofile : NULL,
 	};
-	r = mg_supervise(&sc, &signal_name);
+	(void)mg_supervise(&sc, ret_signal);
+	return tasks;
+}
 
+/* 5. Report: the summary table, the JSON report, and the exit status. */
+static int report(const struct launch *l, const struct mg_task *tasks, const char *signal_name)
+{
 	struct mg_run_info info = {
-	        .mode = cgroups ? "cgroup" : "degraded",
-	        .shares = cgroups && share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
-	        .where = cgroups ? placement.run : why,
-	        .share = budget.share,
-	        .budget = budget.usable,
-	        .run_capped = cap_run,
-	        .runtime = rt,
-	        .parallel = parallel,
+	        .mode = l->cgroups ? "cgroup" : "degraded",
+	        .shares = l->limits.mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
+	        .where = l->cgroups ? l->placement.run : l->why,
+	        .share = l->budget.share,
+	        .budget = l->budget.usable,
+	        .run_capped = l->limits.run_capped,
+	        .runtime = l->rt,
+	        .parallel = l->parallel,
 	        .signal_received = signal_name,
 	};
-	if (!opt.quiet)
-		mg_report_table(stderr, &info, tasks, total);
-	if (opt.report_path && (r = mg_report_json(opt.report_path, &info, tasks, total)) < 0)
-		mg_log_errno(LOG_ERR, r, "write report %s: %m", opt.report_path);
-	status = mg_run_exit_status(tasks, total);
-	free(tasks);
+
+	return mg_report_finish(l->opt.quiet ? NULL : stderr, l->opt.report_path, &info, tasks, l->total);
+}
+
+int main(int argc, char **argv)
+{
+	struct launch l = {.procfd = -1, .placement = MG_PLACEMENT_INIT};
+	const char *signal_name = NULL;
+	struct mg_task *tasks;
+	int r, status = MG_EXIT_USAGE;
+
+	mg_log_setup("memguard", MG_LOG_STDERR, LOG_INFO);
+	r = configure(&l, argc, argv);
+	if (r != MG_PARSE_RUN) {
+		status = r == MG_PARSE_EXIT_OK ? MG_EXIT_OK : MG_EXIT_USAGE;
+		goto out;
+	}
+	if ((r = preflight(&l)) > 0) {
+		status = r;
+		goto out;
+	}
+	if (plan_budget(&l) < 0 || place_run(&l) < 0 || set_limits(&l) < 0)
+		goto out;
+	if (l.opt.explain)
+		explain(&l);
+	if (l.opt.dry_run) {
+		status = MG_EXIT_OK;
+		goto out;
+	}
+	if ((tasks = supervise(&l, &signal_name))) {
+		status = report(&l, tasks, signal_name);
+		free(tasks);
+	}
 out:
-	mg_placement_teardown(&placement);
-	mg_cgroup_mount_done(&mount);
-	mg_tasklist_done(&list);
+	mg_placement_teardown(&l.placement);
+	mg_cgroup_mount_done(&l.mount);
+	mg_tasklist_done(&l.list);
+	if (l.procfd >= 0)
+		close(l.procfd);
 	return status;
 }

@@ -92,9 +92,11 @@ void mg_options_usage(void *out)
 	      "  -h, --help              this text\n"
 	      "      --version           the version\n"
 	      "\n"
-	      "Exit status: 0 when every task succeeded; 125 memguard's own error; else the status\n"
-	      "of the first task (lowest index) that failed: its exit code, 128+signal when killed,\n"
-	      "126 when it could not be executed, 127 when it was not found.\n",
+	      "Exit status: 0 when every task succeeded; 125 memguard's own error (a report that\n"
+	      "cannot be written too); 126 when COMMAND cannot be executed, 127 when it is not found\n"
+	      "(checked before any task starts); else the status of the first task (lowest index)\n"
+	      "that failed: its exit code, 128+signal when killed, 126 when it could not be\n"
+	      "executed, 127 when it was not found.\n",
 	      out);
 }
 

@@ -1,13 +1,19 @@
 #include "report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memguard/json.h"
+#include "memguard/log.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "options.h"
@@ -70,6 +76,9 @@ const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size)
 		snprintf(buf, size, "killed by memguardd: %s", t->daemon_reason);
 	else if (t->killed_by == MG_KILL_GRACE)
 		snprintf(buf, size, "killed by memguard: still running after the grace period");
+	else if (t->killed_by == MG_KILL_SIGNAL)
+		snprintf(buf, size, "killed by memguard at once on a second SIG%s",
+		         sigabbrev_np(t->kill_signal) ?: "?");
 	else if (oom_killed(t))
 		snprintf(buf, size, "%s by the kernel: %s",
 		         WIFSIGNALED(t->wait_status) ? "killed" : "a process of the task was killed",
@@ -94,9 +103,26 @@ static const char *status_word(const struct mg_task *t, char *buf, size_t size)
 	return buf;
 }
 
+/* A task-file line in the table: its first MG_TABLE_PARAM_MAX characters,
+ * and "..." when there are more (the JSON report has it whole). */
+static const char *table_param(const char *param, char buf[MG_TABLE_PARAM_MAX * 4 + 4])
+{
+	size_t len = 0;
+
+	for (unsigned chars = 0; param[len] && chars < MG_TABLE_PARAM_MAX; chars++) {
+		size_t n = mg_utf8_len(param + len);
+		len += n ? n : 1;
+	}
+	if (!param[len])
+		return param;
+	memcpy(buf, param, len);
+	memcpy(buf + len, "...", 4);
+	return buf;
+}
+
 void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
 {
-	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], st[32], why[256];
+	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], st[32], why[256], param[MG_TABLE_PARAM_MAX * 4 + 4];
 	size_t failed = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -116,64 +142,59 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index,
 		        status_word(t, st, sizeof(st)), ps, t->events.oom_kill, secs,
 		        mg_task_reason(t, why, sizeof(why)), t->param ? "  | " : "",
-		        t->param ? t->param : "");
+		        t->param ? table_param(t->param, param) : "");
 	}
 	fprintf(out, "memguard: %zu succeeded, %zu failed%s%s\n", n - failed, failed,
 	        info->signal_received ? "; received " : "",
 	        info->signal_received ? info->signal_received : "");
 }
 
-/* Length of the valid UTF-8 sequence at p, or 0. */
-static size_t utf8_len(const unsigned char *p)
+/* Creates path.tmp-<random> for writing, never through a symlink or over an
+ * existing file: a predictable name in a shared directory would let anyone
+ * plant a link there. The name comes back in tmp. */
+static FILE *open_temp(const char *path, char *tmp, size_t size)
 {
-	size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p <= 0xdf ? 2 : 0;
-
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* No overlong forms, no surrogates, nothing above U+10FFFF. */
-	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) || (p[0] == 0xf0 && p[1] < 0x90) ||
-	    (p[0] == 0xf4 && p[1] > 0x8f))
-		return 0;
-	return n;
-}
-
-/* Task-file lines may be in any encoding: invalid bytes become U+FFFD so the
- * report stays valid JSON. */
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		size_t n;
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else if (*p < 0x80)
-			fputc(*p, f);
-		else if ((n = utf8_len(p)) > 0)
-			fwrite(p, 1, n, f), p += n - 1;
-		else
-			fputs("\\ufffd", f);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		uint64_t rnd;
+		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+			rnd = (mg_now_usec() + (uint64_t)attempt) * UINT64_C(0x9e3779b97f4a7c15) +
+			      (uint64_t)getpid();
+		int len = snprintf(tmp, size, "%s.tmp-%016" PRIx64, path, rnd);
+		if (len < 0 || (size_t)len >= size) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return NULL;
+		FILE *f = fdopen(fd, "w");
+		if (!f) {
+			int saved = errno;
+			close(fd);
+			unlink(tmp);
+			errno = saved;
+		}
+		return f;
 	}
-	fputc('"', f);
+	errno = EEXIST;
+	return NULL;
 }
 
 int mg_report_json(const char *path, const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
 {
-	char tmp[4096], why[256];
-	FILE *f;
+	char tmp[PATH_MAX + 32], why[256];
+	FILE *f = open_temp(path, tmp, sizeof(tmp));
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
 	fprintf(f, "{\"mode\":");
-	json_string(f, info->mode);
+	mg_json_string(f, info->mode);
 	fprintf(f, ",\"shares\":");
-	json_string(f, info->shares ?: "strict");
+	mg_json_string(f, info->shares ?: "strict");
 	fprintf(f, ",\"where\":");
-	json_string(f, info->where);
+	mg_json_string(f, info->where);
 	fprintf(f,
 	        ",\"share_bytes\":%" PRIu64 ",\"budget_bytes\":%" PRIu64 ",\"run_max_bytes\":", info->share,
 	        info->budget);
@@ -190,7 +211,7 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 
 		fprintf(f, "%s\n{\"index\":%u,\"param\":", i ? "," : "", t->index);
 		if (t->param)
-			json_string(f, t->param);
+			mg_json_string(f, t->param);
 		else
 			fputs("null", f);
 		fprintf(f, ",\"status\":%d,", mg_task_exit_status(t));
@@ -208,16 +229,58 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 			fputs("\"peak_bytes\":null,", f);
 		fprintf(f, "\"oom_kills\":%" PRIu64 ",\"seconds\":%.3f,\"reason\":", t->events.oom_kill,
 		        t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0);
-		json_string(f, mg_task_reason(t, why, sizeof(why)));
+		mg_json_string(f, mg_task_reason(t, why, sizeof(why)));
 		fputc('}', f);
 	}
 	fputs("\n]}\n", f);
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		int r = -errno;
+	bool write_failed = ferror(f);
+	int r = fclose(f) != 0 ? -errno : write_failed ? -EIO : 0;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
 		unlink(tmp);
-		return r;
-	}
+	return r;
+}
+
+int mg_report_check(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!*path)
+		return -ENOENT;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
+		return -errno;
 	return 0;
+}
+
+int mg_report_finish(FILE *table, const char *json_path, const struct mg_run_info *info,
+                     const struct mg_task *tasks, size_t n)
+{
+	int r;
+
+	if (table)
+		mg_report_table(table, info, tasks, n);
+	if (json_path && (r = mg_report_json(json_path, info, tasks, n)) < 0) {
+		mg_log_errno(LOG_ERR, r, "cannot write the report %s: %m", json_path);
+		return MG_EXIT_USAGE;
+	}
+	return mg_run_exit_status(tasks, n);
 }
 
 int mg_run_exit_status(const struct mg_task *tasks, size_t n)

@@ -18,10 +18,27 @@ struct mg_run_info {
 	const char *signal_received; /* a forwarded SIGTERM etc., or NULL */
 };
 
+/* Characters of a task-file line the table shows; the JSON report has it all. */
+#define MG_TABLE_PARAM_MAX 60
+
 void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_task *tasks, size_t n);
 
-/* Writes the JSON report to path (atomically, through a temporary file). */
+/* Writes the JSON report to path atomically: into a new file at an
+ * unpredictable name in path's directory (O_EXCL, no symlink followed),
+ * renamed over path when complete. Returns 0 or -errno; no temporary file
+ * is left behind. */
 int mg_report_json(const char *path, const struct mg_run_info *info, const struct mg_task *tasks, size_t n);
+
+/* Whether a report could be written to path, asked before the run so that a
+ * typo does not cost the run's report: 0, or -errno (-EISDIR when path is a
+ * directory; the directory's error when it is missing or not writable). */
+int mg_report_check(const char *path);
+
+/* The end of a run: the table on table (NULL: none), the JSON report to
+ * json_path (NULL: none), and the exit status: mg_run_exit_status(), or
+ * MG_EXIT_USAGE when the report could not be written (said in one line). */
+int mg_report_finish(FILE *table, const char *json_path, const struct mg_run_info *info,
+                     const struct mg_task *tasks, size_t n);
 
 /* The launcher's exit status: 0 when every task succeeded, else the status of
  * the first failing task by index. */

@@ -93,6 +93,13 @@ static void free_argv(char **argv)
 static void finish(struct supervisor *s, struct mg_task *t);
 static void start_more(struct supervisor *s);
 
+/* The name of a task's cgroup in the run's: task-<index>. */
+static const char *task_cgroup_name(const struct mg_task *t, char buf[static 32])
+{
+	snprintf(buf, 32, "task-%u", t->index);
+	return buf;
+}
+
 static int start_task(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
@@ -106,8 +113,7 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	t->limit = cfg->placement ? cfg->limits.max : 0;
 	t->start_usec = mg_now_usec();
 	if (cfg->placement) {
-		snprintf(name, sizeof(name), "task-%u", t->index);
-		t->cgfd = mg_placement_task_create(cfg->placement, name, &cfg->limits);
+		t->cgfd = mg_placement_task_create(cfg->placement, task_cgroup_name(t, name), &cfg->limits);
 		if (t->cgfd < 0) {
 			t->spawn_errno = -t->cgfd;
 			t->cgfd = -1;
@@ -180,8 +186,7 @@ static int open_task_cgroup(const struct supervisor *s, const struct mg_task *t)
 {
 	char name[32];
 
-	snprintf(name, sizeof(name), "task-%u", t->index);
-	return mg_cg_open(s->cfg->placement->runfd, name);
+	return mg_cg_open(s->cfg->placement->runfd, task_cgroup_name(t, name));
 }
 
 /* Kills everything the task still has: its cgroup, or its process group. */
@@ -223,10 +228,8 @@ static void finish(struct supervisor *s, struct mg_task *t)
 			t->daemon_reason[len] = '\0';
 			t->killed_by = MG_KILL_DAEMON;
 		}
-		snprintf(name, sizeof(name), "task-%u", t->index);
-		if ((r = mg_cg_remove(cfg->placement->runfd, name)) < 0)
-			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/task-%u: %m", cfg->placement->run,
-			             t->index);
+		if ((r = mg_cg_remove(cfg->placement->runfd, task_cgroup_name(t, name))) < 0)
+			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/%s: %m", cfg->placement->run, name);
 	}
 	t->state = MG_TASK_DONE;
 	s->running--;
@@ -329,7 +332,15 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		return 0;
 	if (s->stopping) {
 		log_notice("second SIG%s: killing the tasks now", sigabbrev_np(sig));
-		return on_grace_timer(NULL, 0, s);
+		for (size_t i = 0; i < s->cfg->ntasks; i++) {
+			struct mg_task *t = &s->cfg->tasks[i];
+			if (t->state == MG_TASK_RUNNING) {
+				t->killed_by = MG_KILL_SIGNAL;
+				t->kill_signal = sig;
+				kill_task(s, t);
+			}
+		}
+		return 0;
 	}
 	s->stopping = true;
 	s->signal_name = sigdescr_np(sig);

@@ -14,6 +14,7 @@ enum mg_kill_cause {
 	MG_KILL_NONE,
 	MG_KILL_KERNEL_OOM, /* the kernel's OOM killer, inside the task's cgroup */
 	MG_KILL_GRACE,      /* memguard, after a forwarded signal and the grace period */
+	MG_KILL_SIGNAL,     /* memguard, at once on a second terminating signal (kill_signal) */
 	MG_KILL_WATCHDOG,   /* memguard's RSS watchdog (degraded mode) */
 	MG_KILL_DAEMON,     /* memguardd, under node memory pressure */
 };
@@ -30,6 +31,7 @@ struct mg_task {
 	int exec_errno;  /* nonzero when the command could not run */
 	int spawn_errno; /* nonzero when no process could be created */
 	enum mg_kill_cause killed_by;
+	int kill_signal; /* MG_KILL_SIGNAL: the second signal */
 	uint64_t share;
 	uint64_t limit; /* its memory.max: the share (strict) or the budget (elastic); 0 without a cgroup */
 	uint64_t peak;  /* memory.peak, or the watchdog's largest RSS */

@@ -326,8 +326,12 @@ int mg_config_parse_string(struct mg_config *cfg, const char *text, const char *
 static int parse_file(struct mg_config *cfg, const char *path, char *err, size_t errsize)
 {
 	_cleanup_free_ char *text = NULL;
-	ssize_t n = mg_read_file(path, &text);
+	ssize_t n = mg_read_file_max(path, MG_CONFIG_MAX_BYTES, &text);
 
+	if (n == -EFBIG) {
+		snprintf(err, errsize, "%s: larger than 1 MiB: not a configuration file", path);
+		return (int)n;
+	}
 	if (n < 0) {
 		snprintf(err, errsize, "%s: cannot read: %s", path, strerror((int)-n));
 		return (int)n;

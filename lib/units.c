@@ -118,12 +118,24 @@ int mg_size_parse(const char *s, uint64_t base, uint64_t *ret_bytes, const char 
 			return fail(ret_why, "percentage above 100", -ERANGE);
 		/* base * (iv + fv/scale) / 100, computed in 128 bits to stay exact. */
 		unsigned __int128 num = (unsigned __int128)base * (iv * scale + fv);
-		*ret_bytes = (uint64_t)(num / ((unsigned __int128)scale * 100));
+		uint64_t bytes = (uint64_t)(num / ((unsigned __int128)scale * 100));
+		if (bytes == MG_SIZE_UNLIMITED)
+			return fail(ret_why, "too large", -ERANGE);
+		*ret_bytes = bytes;
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(size_units) / sizeof(size_units[0]); i++)
-		if (strcasecmp(suffix, size_units[i].name) == 0)
-			return scale_by(iv, fv, scale, size_units[i].factor, ret_bytes, ret_why);
+		if (strcasecmp(suffix, size_units[i].name) == 0) {
+			uint64_t bytes;
+			r = scale_by(iv, fv, scale, size_units[i].factor, &bytes, ret_why);
+			if (r < 0)
+				return r;
+			/* 2^64-1 is "max": as a number it would silently mean no limit. */
+			if (bytes == MG_SIZE_UNLIMITED)
+				return fail(ret_why, "too large", -ERANGE);
+			*ret_bytes = bytes;
+			return 0;
+		}
 	return fail(ret_why, "unknown unit", -EINVAL);
 }
 

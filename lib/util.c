@@ -24,7 +24,8 @@ static ssize_t read_upto(int fd, char *buf, size_t room)
 	return (ssize_t)len;
 }
 
-static ssize_t read_all_fd(int fd, char **ret_text)
+/* Reads to EOF, or -EFBIG past max bytes (/dev/zero ends there too). */
+static ssize_t read_all_fd(int fd, size_t max, char **ret_text)
 {
 	size_t cap = 4096, len = 0;
 	_cleanup_free_ char *buf = malloc(cap);
@@ -37,13 +38,17 @@ static ssize_t read_all_fd(int fd, char **ret_text)
 		if (n < 0)
 			return n;
 		len += (size_t)n;
+		if (len > max)
+			return -EFBIG;
 		if ((size_t)n < room)
 			break;
-		char *bigger = realloc(buf, cap * 2);
+		/* Room for max + 1 bytes is enough to tell. */
+		size_t bigger_cap = cap > max / 2 ? max + 2 : cap * 2;
+		char *bigger = realloc(buf, bigger_cap);
 		if (!bigger)
 			return -ENOMEM;
 		buf = bigger;
-		cap *= 2;
+		cap = bigger_cap;
 	}
 	buf[len] = '\0';
 	*ret_text = TAKE_PTR(buf);
@@ -56,12 +61,21 @@ ssize_t mg_read_file_at(int dirfd, const char *name, char **ret_text)
 
 	if (fd < 0)
 		return -errno;
-	return read_all_fd(fd, ret_text);
+	return read_all_fd(fd, SIZE_MAX - 2, ret_text);
 }
 
 ssize_t mg_read_file(const char *path, char **ret_text)
 {
 	return mg_read_file_at(AT_FDCWD, path, ret_text);
+}
+
+ssize_t mg_read_file_max(const char *path, size_t max, char **ret_text)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return read_all_fd(fd, max, ret_text);
 }
 
 ssize_t mg_read_small_at(int dirfd, const char *name, char *buf, size_t size)

@@ -9,6 +9,8 @@
 
 #define MG_CONFIG_FILE "/etc/memguard/memguard.conf"
 #define MG_CONFIG_DROPIN_DIR "/etc/memguard/conf.d"
+/* A configuration file larger than this is refused. */
+#define MG_CONFIG_MAX_BYTES (1u << 20)
 
 enum mg_rlimit_as_mode { MG_RLIMIT_AS_AUTO, MG_RLIMIT_AS_ON, MG_RLIMIT_AS_OFF };
 

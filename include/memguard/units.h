@@ -11,8 +11,9 @@
 
 /* Parses a size in bytes. Units are binary (K = KiB = 1024) and may be written
  * K, KB, KiB, k, ...; a plain number is bytes; "P%" is P percent of base
- * (base 0 rejects percentages); "max" gives MG_SIZE_UNLIMITED. Returns 0, or
- * -EINVAL / -ERANGE with *ret_why (if given) set to a static reason. */
+ * (base 0 rejects percentages); "max" gives MG_SIZE_UNLIMITED, and a number
+ * that reaches it (2^64-1 bytes or more) is -ERANGE. Returns 0, or -EINVAL /
+ * -ERANGE with *ret_why (if given) set to a static reason. */
 int mg_size_parse(const char *s, uint64_t base, uint64_t *ret_bytes, const char **ret_why);
 
 /* Formats bytes as mg_size_parse() reads them: "4GiB", "2.3GiB", "512B", "max".

@@ -70,3 +70,8 @@ uint64_t mg_now_usec(void);
 
 /* Reads a whole file by path (config files, task lists). */
 ssize_t mg_read_file(const char *path, char **ret_text);
+
+/* mg_read_file with a bound: -EFBIG when the file holds more than max bytes
+ * (max below SIZE_MAX - 1), so that /dev/zero or a huge file cannot hang or
+ * exhaust the reader. */
+ssize_t mg_read_file_max(const char *path, size_t max, char **ret_text);

@@ -1,5 +1,5 @@
 /* The launcher's budget: mg_budget_compute, mg_batch_grant_from_env,
- * mg_default_ntasks and mg_env_get. */
+ * mg_default_ntasks, mg_env_get, and the limits made of it: mg_limits_compute. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -217,15 +217,16 @@ struct reserve_fail_case {
 static void reserve_leaving_nothing_is_erange(void **state)
 {
 	static const struct reserve_fail_case cases[] = {
-	        {16 * GiB, 0, "16G", false, "16GiB"},                 /* exactly MemTotal */
-	        {16 * GiB, 0, "100%", false, "16GiB"},                /* all of it */
-	        {16 * GiB, 0, "17G", false, "17GiB"},                 /* above MemTotal: no wrap-around */
-	        {16 * GiB, 0, "max", false, "max"},                   /* unlimited reserve */
-	        {16 * GiB, 4 * GiB, "12G", true, "4GiB"},             /* reserve + Shmem == MemTotal */
-	        {16 * GiB, 10 * GiB, "8G", true, "10GiB"},            /* reserve + Shmem > MemTotal */
-	        {16 * GiB, 16 * GiB, "0", true, "16GiB"},             /* Shmem alone fills it */
-	        {VM1_TOTAL, VM1_SHMEM, "1G", true, "1GiB"},           /* a 1 GiB reserve on a "1 GiB" VM */
-	        {VM1_TOTAL, 0, "18446744073709551615", false, "max"}, /* largest plain number */
+	        {16 * GiB, 0, "16G", false, "16GiB"},       /* exactly MemTotal */
+	        {16 * GiB, 0, "100%", false, "16GiB"},      /* all of it */
+	        {16 * GiB, 0, "17G", false, "17GiB"},       /* above MemTotal: no wrap-around */
+	        {16 * GiB, 0, "max", false, "max"},         /* unlimited reserve */
+	        {16 * GiB, 4 * GiB, "12G", true, "4GiB"},   /* reserve + Shmem == MemTotal */
+	        {16 * GiB, 10 * GiB, "8G", true, "10GiB"},  /* reserve + Shmem > MemTotal */
+	        {16 * GiB, 16 * GiB, "0", true, "16GiB"},   /* Shmem alone fills it */
+	        {VM1_TOTAL, VM1_SHMEM, "1G", true, "1GiB"}, /* a 1 GiB reserve on a "1 GiB" VM */
+	        {VM1_TOTAL, 0, "18446744073709551614", false,
+	         "18446744073709551614B"}, /* largest plain number */
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
@@ -861,6 +862,172 @@ static void env_get_exact_names(void **state)
 	assert_null(mg_env_get(empty, "PATH"));
 }
 
+/* --- mg_limits_compute: how the share becomes memory.max, memory.high and RLIMIT_AS --- */
+
+#define SHARE (2 * GiB)
+#define USABLE (16 * GiB)
+#define SWAP (512 * MiB)
+#define NONE MG_SIZE_UNLIMITED
+
+enum { AUTO = MG_SHARE_AUTO, STRICT = MG_SHARE_STRICT, ELASTIC = MG_SHARE_ELASTIC };
+enum { AS_AUTO = MG_RLIMIT_AS_AUTO, AS_ON = MG_RLIMIT_AS_ON, AS_OFF = MG_RLIMIT_AS_OFF };
+
+struct limits_case {
+	const char *name;
+	/* input */
+	int mode;
+	bool daemon, cgroups;
+	unsigned high_percent;
+	int rlimit_as;
+	bool wants_as;
+	/* expected */
+	int got_mode;
+	bool run_capped;
+	uint64_t task_max, task_high, rlimit_as_bytes;
+};
+
+static struct mg_limits_input limits_input(int mode, bool daemon, bool cgroups, unsigned high, int as,
+                                           bool wants)
+{
+	return (struct mg_limits_input){
+	        .mode = (enum mg_share_mode)mode,
+	        .daemon = daemon,
+	        .cgroups = cgroups,
+	        .share = SHARE,
+	        .usable = USABLE,
+	        .high_percent = high,
+	        .rlimit_as = (enum mg_rlimit_as_mode)as,
+	        .runtime_wants_rlimit_as = wants,
+	        .swap_max = SWAP,
+	        .oom_group = true,
+	};
+}
+
+/* Every mode against daemon and cgroups, and each way RLIMIT_AS and
+ * memory.high can go; 90% of 2 GiB is 1843.2 MiB, rounded through
+ * share / 100 first. */
+static void limits_table(void **state)
+{
+	const uint64_t high90 = SHARE / 100 * 90, high100 = SHARE / 100 * 100; /* 48 bytes below */
+	const struct limits_case cases[] = {
+	        /* auto follows the daemon */
+	        {"auto, no daemon", AUTO, false, true, 0, AS_AUTO, false, STRICT, true, SHARE, 0, 0},
+	        {"auto, daemon", AUTO, true, true, 0, AS_AUTO, false, ELASTIC, false, USABLE, 0, 0},
+	        {"auto, no daemon, degraded", AUTO, false, false, 0, AS_AUTO, false, STRICT, false, SHARE, 0,
+	         0},
+	        {"auto, daemon, degraded", AUTO, true, false, 0, AS_AUTO, false, STRICT, false, SHARE, 0, 0},
+	        /* strict: the share, the run capped whenever there are cgroups */
+	        {"strict, no daemon", STRICT, false, true, 0, AS_AUTO, false, STRICT, true, SHARE, 0, 0},
+	        {"strict, daemon", STRICT, true, true, 0, AS_AUTO, false, STRICT, true, SHARE, 0, 0},
+	        {"strict, degraded", STRICT, false, false, 0, AS_AUTO, false, STRICT, false, SHARE, 0, 0},
+	        /* elastic: the budget; the run capped only without memguardd */
+	        {"elastic, no daemon", ELASTIC, false, true, 0, AS_AUTO, false, ELASTIC, true, USABLE, 0, 0},
+	        {"elastic, daemon", ELASTIC, true, true, 0, AS_AUTO, false, ELASTIC, false, USABLE, 0, 0},
+	        {"elastic, degraded", ELASTIC, false, false, 0, AS_AUTO, false, STRICT, false, SHARE, 0, 0},
+	        {"elastic, daemon, degraded", ELASTIC, true, false, 0, AS_AUTO, false, STRICT, false, SHARE,
+	         0, 0},
+	        /* memory.high: a part of the share, strict only */
+	        {"strict, high 90%", STRICT, false, true, 90, AS_AUTO, false, STRICT, true, SHARE, high90, 0},
+	        {"strict, high 100%", STRICT, false, true, 100, AS_AUTO, false, STRICT, true, SHARE, high100,
+	         0},
+	        {"elastic, high 90%", ELASTIC, true, true, 90, AS_AUTO, false, ELASTIC, false, USABLE, 0, 0},
+	        {"auto + daemon, high 90%", AUTO, true, true, 90, AS_AUTO, false, ELASTIC, false, USABLE, 0,
+	         0},
+	        {"degraded, high 90%", ELASTIC, false, false, 90, AS_AUTO, false, STRICT, false, SHARE,
+	         high90, 0},
+	        /* RLIMIT_AS: the task's memory.max, when on or wanted by the runtime */
+	        {"strict, as auto, cpython", STRICT, false, true, 0, AS_AUTO, true, STRICT, true, SHARE, 0,
+	         SHARE},
+	        {"strict, as on, generic", STRICT, false, true, 0, AS_ON, false, STRICT, true, SHARE, 0,
+	         SHARE},
+	        {"strict, as off, cpython", STRICT, false, true, 0, AS_OFF, true, STRICT, true, SHARE, 0, 0},
+	        {"elastic, as auto, cpython", ELASTIC, true, true, 0, AS_AUTO, true, ELASTIC, false, USABLE,
+	         0, USABLE},
+	        {"elastic, as on, generic", ELASTIC, false, true, 0, AS_ON, false, ELASTIC, true, USABLE, 0,
+	         USABLE},
+	        {"elastic, as off, cpython", ELASTIC, true, true, 0, AS_OFF, true, ELASTIC, false, USABLE, 0,
+	         0},
+	        {"degraded, as auto, cpython", AUTO, true, false, 0, AS_AUTO, true, STRICT, false, SHARE, 0,
+	         SHARE},
+	        {"degraded, as on", ELASTIC, false, false, 0, AS_ON, false, STRICT, false, SHARE, 0, SHARE},
+	        {"degraded, as off", STRICT, false, false, 0, AS_OFF, true, STRICT, false, SHARE, 0, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct limits_case *c = &cases[i];
+		struct mg_limits_input in = limits_input(c->mode, c->daemon, c->cgroups, c->high_percent,
+		                                         c->rlimit_as, c->wants_as);
+		struct mg_limits l;
+
+		memset(&l, 0xaa, sizeof(l));
+		mg_limits_compute(&in, &l);
+		if ((int)l.mode != c->got_mode || l.run_capped != c->run_capped ||
+		    l.task.max != c->task_max || l.task.high != c->task_high ||
+		    l.rlimit_as != c->rlimit_as_bytes)
+			print_error("%s: mode %d capped %d max %" PRIu64 " high %" PRIu64 " as %" PRIu64
+			            "; want %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			            c->name, (int)l.mode, l.run_capped, l.task.max, l.task.high, l.rlimit_as,
+			            c->got_mode, c->run_capped, c->task_max, c->task_high,
+			            c->rlimit_as_bytes);
+		assert_int_equal(l.mode, c->got_mode);
+		assert_int_equal(l.run_capped, c->run_capped);
+		assert_int_equal(l.run_max, c->run_capped ? USABLE : NONE);
+		assert_int_equal(l.task.max, c->task_max);
+		assert_int_equal(l.task.high, c->task_high);
+		assert_int_equal(l.rlimit_as, c->rlimit_as_bytes);
+	}
+}
+
+/* Over every combination of the inputs, what must always hold. */
+static void limits_invariants(void **state)
+{
+	static const int modes[] = {AUTO, STRICT, ELASTIC};
+	static const int as_modes[] = {AS_AUTO, AS_ON, AS_OFF};
+	static const unsigned highs[] = {0, 1, 80, 100};
+	size_t n = 0;
+
+	for (size_t m = 0; m < MG_ARRAY_SIZE(modes); m++)
+		for (unsigned bits = 0; bits < 8; bits++)
+			for (size_t a = 0; a < MG_ARRAY_SIZE(as_modes); a++)
+				for (size_t h = 0; h < MG_ARRAY_SIZE(highs); h++) {
+					bool daemon = bits & 1, cgroups = bits & 2, wants = bits & 4;
+					struct mg_limits_input in = limits_input(
+					        modes[m], daemon, cgroups, highs[h], as_modes[a], wants);
+					struct mg_limits l;
+
+					mg_limits_compute(&in, &l);
+					n++;
+					/* never auto; elastic only with cgroups */
+					assert_true(l.mode == MG_SHARE_STRICT || l.mode == MG_SHARE_ELASTIC);
+					if (!cgroups)
+						assert_int_equal(l.mode, MG_SHARE_STRICT);
+					/* an asked-for mode is kept where cgroups allow it */
+					if (cgroups && modes[m] != AUTO)
+						assert_int_equal(l.mode, modes[m]);
+					/* a run without cgroups has no cap; with them, only
+					 * memguardd with elastic tasks lifts it */
+					assert_int_equal(l.run_capped,
+					                 cgroups && !(l.mode == MG_SHARE_ELASTIC && daemon));
+					assert_int_equal(l.run_max, l.run_capped ? USABLE : NONE);
+					assert_int_equal(l.run_swap_max, SWAP);
+					/* the task's limits */
+					assert_int_equal(l.task.share, SHARE);
+					assert_int_equal(l.task.max,
+					                 l.mode == MG_SHARE_ELASTIC ? USABLE : SHARE);
+					assert_true(l.task.high <= l.task.max);
+					if (l.mode == MG_SHARE_ELASTIC || highs[h] == 0)
+						assert_int_equal(l.task.high, 0);
+					else
+						assert_true(l.task.high > 0 && l.task.high <= SHARE);
+					assert_int_equal(l.task.swap_max, SWAP);
+					assert_true(l.task.oom_group);
+					/* RLIMIT_AS is the task's memory.max, or unset */
+					bool as = as_modes[a] == AS_ON || (as_modes[a] == AS_AUTO && wants);
+					assert_int_equal(l.rlimit_as, as ? l.task.max : 0);
+				}
+	assert_int_equal(n, 3 * 8 * 3 * 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -889,6 +1056,8 @@ int main(void)
 	        cmocka_unit_test(default_ntasks_table),
 	        cmocka_unit_test(default_ntasks_long_value_fits_where),
 	        cmocka_unit_test(env_get_exact_names),
+	        cmocka_unit_test(limits_table),
+	        cmocka_unit_test(limits_invariants),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "fake_tree.h"
 #include "memguard/config.h"
@@ -825,11 +826,54 @@ static void shipped_config_documents_the_defaults(void **state)
 	free(text);
 }
 
+/* --config /dev/zero used to read forever: a configuration file is at most
+ * MG_CONFIG_MAX_BYTES. */
+static void load_bounds(void **state)
+{
+	struct mg_config c;
+	char err[PATH_MAX + 256] = "", dir[] = "/tmp/memguard-config-XXXXXX", path[PATH_MAX];
+	size_t size = MG_CONFIG_MAX_BYTES;
+	char *text = malloc(size + 1);
+
+	mg_config_defaults(&c);
+	assert_int_equal(mg_config_load(&c, "/dev/zero", true, NULL, err, sizeof(err)), -EFBIG);
+	ft_assert_contains(err, "/dev/zero: larger than 1 MiB");
+	assert_null(strchr(err, '\n'));
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/big.conf", dir);
+	assert_non_null(text);
+	/* comment lines, 64 bytes each: exactly the bound, then one byte more */
+	for (size_t i = 0; i < size; i += 64) {
+		memset(text + i, ' ', 64);
+		text[i] = '#';
+		text[i + 63] = '\n';
+	}
+	text[size] = '\n';
+	for (size_t extra = 0; extra <= 1; extra++) {
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		assert_int_equal(fwrite(text, 1, size + extra, f), size + extra);
+		assert_int_equal(fclose(f), 0);
+		err[0] = '\0';
+		int r = mg_config_load(&c, path, true, NULL, err, sizeof(err));
+		if (r != (extra ? -EFBIG : 0))
+			print_error("%zu bytes: %d (%s)\n", size + extra, r, err);
+		assert_int_equal(r, extra ? -EFBIG : 0);
+		if (extra)
+			ft_assert_contains(err, "larger than 1 MiB");
+	}
+	free(text);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 #define F(fn) cmocka_unit_test_setup_teardown(fn, setup_files, teardown_files)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(defaults),
+	        cmocka_unit_test(load_bounds),
 	        cmocka_unit_test(explicit_defaults_change_nothing),
 	        cmocka_unit_test(every_key_parses),
 	        cmocka_unit_test(value_forms),

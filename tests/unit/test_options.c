@@ -416,6 +416,9 @@ static const struct bad_case bad_cases[] = {
         {{"--mem-per-task", "50%", "--", "x"}, "\"50%\"", NULL},
         {{"--mem-per-task", "99999999999P", "--", "x"}, "\"99999999999P\"", NULL},
         {{"--mem", "0", "--", "x"}, "\"0\"", "zero"},
+        /* 2^64-1 bytes is the "no limit" sentinel: as a number it is refused */
+        {{"--mem", "18446744073709551615", "--", "x"}, "\"18446744073709551615\"", "too large"},
+        {{"--mem-per-task", "18446744073709551615B", "--", "x"}, "\"18446744073709551615B\"", "too large"},
         {{"--mem", "0G", "--", "x"}, "\"0G\"", NULL},
         {{"--mem", "", "--", "x"}, "\"\"", NULL},
         {{"--mem=lots", "--", "x"}, "\"lots\"", NULL},

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +119,14 @@ static struct mg_task grace_task(unsigned index)
 {
 	struct mg_task t = signaled_task(index, SIGKILL);
 	t.killed_by = MG_KILL_GRACE;
+	return t;
+}
+
+static struct mg_task second_signal_task(unsigned index, int sig)
+{
+	struct mg_task t = signaled_task(index, SIGKILL);
+	t.killed_by = MG_KILL_SIGNAL;
+	t.kill_signal = sig;
 	return t;
 }
 
@@ -239,6 +249,16 @@ static void task_reason_table(void **state)
 	         "killed by memguard: RSS ",
 	         {"3GiB", "2GiB", "exceeded"}},
 	        {"grace", grace_task(0), NULL, "killed by memguard", {"grace", NULL}},
+	        {"second SIGTERM",
+	         second_signal_task(0, SIGTERM),
+	         "killed by memguard at once on a second SIGTERM",
+	         NULL,
+	         {NULL}},
+	        {"second SIGINT",
+	         second_signal_task(0, SIGINT),
+	         "killed by memguard at once on a second SIGINT",
+	         NULL,
+	         {NULL}},
 	        {"SIGTERM", signaled_task(0, SIGTERM), NULL, "killed by signal", {"TERM", NULL}},
 	        {"SIGSEGV", signaled_task(0, SIGSEGV), NULL, "killed by signal", {"SEGV", NULL}},
 	        {"exec ENOENT", exec_failed_task(0, ENOENT), NULL, "cannot execute", {"No such file", NULL}},
@@ -664,6 +684,186 @@ static void report_json_unwritable_paths(void **state)
 	ft_free(&t);
 }
 
+/* A 10 MB task line would fill the terminal: the table shows its start, the
+ * JSON report all of it. */
+static void report_table_truncates_long_params(void **state)
+{
+	const struct mg_run_info info = {.mode = "cgroup", .where = "/x", .share = 2 * GiB, .parallel = 1};
+	const size_t big = 10 * 1000 * 1000;
+	char *huge = malloc(big + 1), *exact = malloc(MG_TABLE_PARAM_MAX + 1);
+	char *over = malloc(MG_TABLE_PARAM_MAX + 2), utf8[MG_TABLE_PARAM_MAX * 2 + 8];
+	struct mg_task tasks[] = {exited_task(0, 0), exited_task(1, 0), exited_task(2, 0), exited_task(3, 0),
+	                          exited_task(4, 0)};
+	char *lines[8], *text;
+
+	assert_non_null(huge);
+	assert_non_null(exact);
+	assert_non_null(over);
+	memset(huge, 'a', big);
+	huge[big] = '\0';
+	memset(exact, 'b', MG_TABLE_PARAM_MAX);
+	exact[MG_TABLE_PARAM_MAX] = '\0';
+	memset(over, 'c', MG_TABLE_PARAM_MAX + 1);
+	over[MG_TABLE_PARAM_MAX + 1] = '\0';
+	/* 61 two-byte characters: cut after the 60th, never inside one */
+	utf8[0] = '\0';
+	for (int i = 0; i <= MG_TABLE_PARAM_MAX; i++)
+		strcat(utf8, "\xc3\xa9");
+	tasks[0].param = huge;
+	tasks[1].param = exact;
+	tasks[2].param = over;
+	tasks[3].param = utf8;
+	tasks[4].param = "short";
+
+	text = table_text(&info, tasks, 5);
+	assert_int_equal(split_lines(text, lines, 8), 8);
+	ft_assert_contains(lines[2], "  | aaaaaaaaaa");
+	assert_true(strlen(lines[2]) < 200);
+	char want[MG_TABLE_PARAM_MAX * 2 + 16];
+	snprintf(want, sizeof(want), "  | %.*s...", MG_TABLE_PARAM_MAX, huge);
+	assert_true(strlen(lines[2]) >= strlen(want));
+	assert_string_equal(lines[2] + strlen(lines[2]) - strlen(want), want);
+	/* exactly the limit: whole, no ellipsis */
+	snprintf(want, sizeof(want), "  | %s", exact);
+	assert_string_equal(lines[3] + strlen(lines[3]) - strlen(want), want);
+	/* one more: cut */
+	snprintf(want, sizeof(want), "  | %.*s...", MG_TABLE_PARAM_MAX, over);
+	assert_string_equal(lines[4] + strlen(lines[4]) - strlen(want), want);
+	snprintf(want, sizeof(want), "  | %.*s...", 2 * MG_TABLE_PARAM_MAX, utf8);
+	assert_string_equal(lines[5] + strlen(lines[5]) - strlen(want), want);
+	ft_assert_contains(lines[6], "  | short");
+	ft_assert_not_contains(lines[6], "...");
+	free(text);
+
+	/* the JSON report keeps the line whole */
+	struct fake_tree t;
+	char path[PATH_MAX + 16];
+	ft_new(&t);
+	snprintf(path, sizeof(path), "%s/report.json", t.path);
+	assert_int_equal(mg_report_json(path, &info, tasks, 1), 0);
+	size_t len;
+	char *json = ft_read(t.fd, "report.json", &len);
+	assert_true(len > big);
+	assert_non_null(strstr(json, huge));
+	free(json);
+	ft_free(&t);
+	free(huge);
+	free(exact);
+	free(over);
+}
+
+/* The temporary file used to be path.tmp.<pid>, opened with fopen: a symlink
+ * planted at that name made the report overwrite whatever it pointed to. */
+static void report_json_ignores_a_planted_symlink(void **state)
+{
+	const struct mg_run_info info = {.mode = "cgroup", .where = "/x", .share = 1 * GiB, .parallel = 1};
+	struct mg_task one[] = {exited_task(0, 0)};
+	struct fake_tree t;
+	char path[PATH_MAX + 16], victim[PATH_MAX + 16], planted[PATH_MAX + 64];
+
+	ft_new(&t);
+	ft_write(t.fd, "victim", "precious\n");
+	snprintf(path, sizeof(path), "%s/report.json", t.path);
+	snprintf(victim, sizeof(victim), "%s/victim", t.path);
+	snprintf(planted, sizeof(planted), "%s.tmp.%d", path, (int)getpid());
+	assert_int_equal(symlink(victim, planted), 0);
+
+	assert_int_equal(mg_report_json(path, &info, one, 1), 0);
+	char *v = ft_read(t.fd, "victim", NULL);
+	assert_string_equal(v, "precious\n");
+	free(v);
+	char *out = ft_read(t.fd, "report.json", NULL);
+	ft_assert_contains(out, "\"tasks\":[");
+	free(out);
+	/* the report is a file of its own, not a link, and nothing else was left */
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(count_other_entries(t.path, (const char *const[]){"report.json", "victim",
+	                                                                   strrchr(planted, '/') + 1, NULL}),
+	                 0);
+	ft_free(&t);
+}
+
+static void report_check_paths(void **state)
+{
+	struct fake_tree t;
+	char path[PATH_MAX + 64];
+
+	ft_new(&t);
+	ft_write(t.fd, "file", "x");
+	ft_mkdir(t.fd, "dir");
+
+	snprintf(path, sizeof(path), "%s/report.json", t.path);
+	assert_int_equal(mg_report_check(path), 0);
+	snprintf(path, sizeof(path), "%s/file", t.path); /* an existing report is replaced */
+	assert_int_equal(mg_report_check(path), 0);
+	snprintf(path, sizeof(path), "%s/missing/report.json", t.path);
+	assert_int_equal(mg_report_check(path), -ENOENT);
+	snprintf(path, sizeof(path), "%s/file/report.json", t.path);
+	assert_int_equal(mg_report_check(path), -ENOTDIR);
+	snprintf(path, sizeof(path), "%s/dir", t.path);
+	assert_int_equal(mg_report_check(path), -EISDIR);
+	assert_int_equal(mg_report_check(""), -ENOENT);
+	assert_int_equal(mg_report_check("/"), -EISDIR);
+	/* a bare name is in the cwd */
+	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(cwd >= 0);
+	assert_int_equal(chdir(t.path), 0);
+	assert_int_equal(mg_report_check("report.json"), 0);
+	assert_int_equal(mg_report_check("dir"), -EISDIR);
+	assert_int_equal(fchdir(cwd), 0);
+	close(cwd);
+	/* a directory we may not write (root may write anywhere) */
+	if (geteuid() != 0) {
+		assert_int_equal(fchmodat(t.fd, "dir", 0555, 0), 0);
+		snprintf(path, sizeof(path), "%s/dir/report.json", t.path);
+		assert_int_equal(mg_report_check(path), -EACCES);
+		assert_int_equal(fchmodat(t.fd, "dir", 0755, 0), 0);
+	}
+	ft_free(&t);
+}
+
+/* A report that cannot be written must not look like success: exit 125, said
+ * on one line, whatever the tasks did. */
+static void report_finish_status(void **state)
+{
+	const struct mg_run_info info = {.mode = "cgroup", .where = "/x", .share = 1 * GiB, .parallel = 1};
+	struct mg_task ok[] = {exited_task(0, 0)}, failed[] = {exited_task(0, 3)};
+	struct fake_tree t;
+	struct ft_capture cap;
+	char path[PATH_MAX + 64];
+
+	ft_new(&t);
+	snprintf(path, sizeof(path), "%s/report.json", t.path);
+	assert_int_equal(mg_report_finish(NULL, NULL, &info, ok, 1), 0);
+	assert_int_equal(mg_report_finish(NULL, NULL, &info, failed, 1), 3);
+	assert_int_equal(mg_report_finish(NULL, path, &info, ok, 1), 0);
+	assert_true(ft_exists(t.fd, "report.json"));
+	assert_int_equal(mg_report_finish(NULL, path, &info, failed, 1), 3);
+
+	snprintf(path, sizeof(path), "%s/missing/report.json", t.path);
+	for (int i = 0; i < 2; i++) {
+		char *table = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&table, &len);
+		assert_non_null(out);
+		ft_capture_begin(&cap);
+		int status = mg_report_finish(out, path, &info, i ? failed : ok, 1);
+		char *err = ft_capture_end(&cap);
+		assert_int_equal(fclose(out), 0);
+		assert_int_equal(status, MG_EXIT_USAGE);
+		/* the table is still there, the error is one line naming the file */
+		ft_assert_contains(table, "succeeded");
+		ft_assert_contains(err, path);
+		ft_assert_contains(err, "No such file or directory");
+		assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+		free(err);
+		free(table);
+	}
+	ft_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +878,10 @@ int main(void)
 	        cmocka_unit_test(report_json_empty_run_and_overwrite),
 	        cmocka_unit_test(report_json_non_utf8_param),
 	        cmocka_unit_test(report_json_unwritable_paths),
+	        cmocka_unit_test(report_table_truncates_long_params),
+	        cmocka_unit_test(report_json_ignores_a_planted_symlink),
+	        cmocka_unit_test(report_check_paths),
+	        cmocka_unit_test(report_finish_status),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,7 +77,7 @@ static void parse_table(void **state)
 
 		assert_non_null(text);
 		memset(&l, 0x5a, sizeof(l));
-		r = mg_tasklist_parse(text, &l);
+		r = mg_tasklist_parse(text, &l, NULL);
 		if (r != 0)
 			print_error("%s: %d\n", cases[i].name, r);
 		assert_int_equal(r, 0);
@@ -103,7 +103,7 @@ static void parse_all_blank_is_enodata(void **state)
 		assert_non_null(text);
 		/* The text is freed by the parser on failure: ASan reports a leak
 		 * otherwise, and a double free if it were freed twice. */
-		assert_int_equal(mg_tasklist_parse(text, &l), -ENODATA);
+		assert_int_equal(mg_tasklist_parse(text, &l, NULL), -ENODATA);
 		assert_string_equal(l.text, "untouched");
 		assert_int_equal(l.count, 7);
 	}
@@ -125,7 +125,7 @@ static void check_n_lines(size_t n, bool crlf, bool final_newline)
 			len += (size_t)snprintf(text + len, cap - len, crlf ? " \r\n" : "\t\n");
 	}
 	assert_true(len < cap);
-	assert_int_equal(mg_tasklist_parse(text, &l), 0);
+	assert_int_equal(mg_tasklist_parse(text, &l, NULL), 0);
 	assert_int_equal(l.count, n);
 	for (size_t i = 0; i < n; i++) {
 		char want[32];
@@ -155,7 +155,7 @@ static void done_is_idempotent(void **state)
 
 	mg_tasklist_done(&l); /* an empty list */
 	assert_non_null(text);
-	assert_int_equal(mg_tasklist_parse(text, &l), 0);
+	assert_int_equal(mg_tasklist_parse(text, &l, NULL), 0);
 	mg_tasklist_done(&l);
 	mg_tasklist_done(&l); /* twice: no double free */
 	assert_null(l.text);
@@ -287,6 +287,92 @@ static void load_large_file(void **state)
 	ft_free(&t);
 }
 
+/* A file of size bytes of fill (and newline every `every` bytes, 0: none). */
+static void write_generated(int dirfd, const char *name, size_t size, char fill, size_t every)
+{
+	char *buf = malloc(size);
+
+	assert_non_null(buf);
+	memset(buf, fill, size);
+	for (size_t i = every; every && i <= size; i += every)
+		buf[i - 1] = '\n';
+	ft_write_bytes(dirfd, name, buf, size);
+	free(buf);
+}
+
+static void expect_load_error(const char *path, int want, const char *needle)
+{
+	struct mg_tasklist l = {0};
+	char err[PATH_MAX + 256] = "";
+	int r = mg_tasklist_load(path, &l, err, sizeof(err));
+
+	if (r != want)
+		print_error("%s: %d (%s); want %d\n", path, r, err, want);
+	assert_int_equal(r, want);
+	ft_assert_contains(err, path);
+	ft_assert_contains(err, needle);
+	assert_null(strchr(err, '\n'));
+	assert_null(l.text);
+	assert_null(l.lines);
+}
+
+/* --tasks /dev/zero used to read until memory ran out. */
+static void load_bounds(void **state)
+{
+	struct fake_tree t;
+	struct mg_tasklist l;
+	char path[PATH_MAX + 16], err[512] = "";
+
+	expect_load_error("/dev/zero", -EFBIG, "larger than 64 MiB");
+
+	ft_new(&t);
+	/* the file: 64 MiB is read, one byte more is not */
+	write_generated(t.fd, "huge.txt", MG_TASKLIST_MAX_BYTES + 1, 'a', 1000);
+	snprintf(path, sizeof(path), "%s/huge.txt", t.path);
+	expect_load_error(path, -EFBIG, "larger than 64 MiB");
+	write_generated(t.fd, "max.txt", MG_TASKLIST_MAX_BYTES, 'a', 64);
+	snprintf(path, sizeof(path), "%s/max.txt", t.path);
+	assert_int_equal(mg_tasklist_load(path, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.count, MG_TASKLIST_MAX_BYTES / 64);
+	assert_int_equal(strlen(l.lines[0]), 63);
+	mg_tasklist_done(&l);
+
+	/* one line: 1 MiB is a task, one byte more an error naming the line */
+	write_generated(t.fd, "line.txt", MG_TASKLIST_MAX_LINE + 1, 'b', MG_TASKLIST_MAX_LINE + 1);
+	snprintf(path, sizeof(path), "%s/line.txt", t.path);
+	assert_int_equal(mg_tasklist_load(path, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.count, 1);
+	assert_int_equal(strlen(l.lines[0]), MG_TASKLIST_MAX_LINE);
+	mg_tasklist_done(&l);
+	write_generated(t.fd, "line.txt", MG_TASKLIST_MAX_LINE + 1, 'b', 0); /* no newline */
+	expect_load_error(path, -EMSGSIZE, "line 1 is longer than 1 MiB");
+	/* a \r does not count, and the line number counts blank lines */
+	char *text = malloc(MG_TASKLIST_MAX_LINE + 16);
+	assert_non_null(text);
+	memcpy(text, "a\n\n", 3);
+	memset(text + 3, 'c', MG_TASKLIST_MAX_LINE);
+	memcpy(text + 3 + MG_TASKLIST_MAX_LINE, "\r\nd\n", 4);
+	ft_write_bytes(t.fd, "crlf.txt", text, MG_TASKLIST_MAX_LINE + 7);
+	snprintf(path, sizeof(path), "%s/crlf.txt", t.path);
+	assert_int_equal(mg_tasklist_load(path, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.count, 3);
+	mg_tasklist_done(&l);
+	text[3 + MG_TASKLIST_MAX_LINE] = 'c';
+	ft_write_bytes(t.fd, "crlf.txt", text, MG_TASKLIST_MAX_LINE + 7);
+	expect_load_error(path, -EMSGSIZE, "line 3 is longer than 1 MiB");
+	free(text);
+
+	/* the tasks: as many as -n allows */
+	write_generated(t.fd, "many.txt", 2 * (size_t)MG_TASKLIST_MAX_TASKS, 'e', 2);
+	snprintf(path, sizeof(path), "%s/many.txt", t.path);
+	assert_int_equal(mg_tasklist_load(path, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.count, MG_TASKLIST_MAX_TASKS);
+	mg_tasklist_done(&l);
+	write_generated(t.fd, "many.txt", 2 * (size_t)MG_TASKLIST_MAX_TASKS + 2, 'e', 2);
+	expect_load_error(path, -E2BIG, "more than 1048576 tasks");
+	ft_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,7 +380,7 @@ int main(void)
 	        cmocka_unit_test(parse_many_lines), cmocka_unit_test(done_is_idempotent),
 	        cmocka_unit_test(load_good_file),   cmocka_unit_test(load_single_line_file),
 	        cmocka_unit_test(load_failures),    cmocka_unit_test(load_error_message_truncates),
-	        cmocka_unit_test(load_large_file),
+	        cmocka_unit_test(load_large_file),  cmocka_unit_test(load_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

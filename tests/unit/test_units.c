@@ -119,6 +119,9 @@ static void size_parse_rejects(void **state)
 	        {"99999999999P", 0, -ERANGE},
 	        {"16384P", 0, -ERANGE}, /* exactly 2^64 */
 	        {"18446744073709551616", 0, -ERANGE},
+	        {"18446744073709551615", 0, -ERANGE}, /* 2^64-1 would be "max" */
+	        {"18446744073709551615B", 0, -ERANGE},
+	        {"100%", UINT64_MAX, -ERANGE},
 	        {"99999999999999999999999999999999", 0, -ERANGE},
 	        {" 4G", 0, -EINVAL},
 	        {"4 G", 0, -EINVAL},

@@ -283,6 +283,43 @@ static void cleanup_macros(void **state)
 	free(p);
 }
 
+/* The bound: max bytes are read, one more is -EFBIG, and /dev/zero ends. */
+static void read_file_max_bounds(void **state)
+{
+	struct fake_tree *t = *state;
+	char path[PATH_MAX + 16];
+	char *got = NULL;
+
+	ft_write(t->fd, "ten", "0123456789");
+	snprintf(path, sizeof(path), "%s/ten", t->path);
+	assert_int_equal(mg_read_file_max(path, 10, &got), 10);
+	assert_string_equal(got, "0123456789");
+	free(got);
+	got = NULL;
+	assert_int_equal(mg_read_file_max(path, 9, &got), -EFBIG);
+	assert_null(got);
+	assert_int_equal(mg_read_file_max(path, 0, &got), -EFBIG);
+	/* past the first buffer, and exactly at a doubling */
+	for (size_t size = 4095; size <= 8193; size += 2049) {
+		char *buf = malloc(size);
+		assert_non_null(buf);
+		memset(buf, 'x', size);
+		ft_write_bytes(t->fd, "big", buf, size);
+		free(buf);
+		snprintf(path, sizeof(path), "%s/big", t->path);
+		assert_int_equal(mg_read_file_max(path, size, &got), (ssize_t)size);
+		assert_int_equal(strlen(got), size);
+		free(got);
+		got = NULL;
+		assert_int_equal(mg_read_file_max(path, size - 1, &got), -EFBIG);
+		assert_null(got);
+	}
+	assert_int_equal(mg_read_file_max("/dev/zero", 1 << 20, &got), -EFBIG);
+	assert_null(got);
+	snprintf(path, sizeof(path), "%s/none", t->path);
+	assert_int_equal(mg_read_file_max(path, 10, &got), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +328,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(read_file_at_sizes, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_file_at_errors, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_file_by_path, ft_setup, ft_teardown),
+	        cmocka_unit_test_setup_teardown(read_file_max_bounds, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_small_at_truncates, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_small_at_errors, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(write_file_at, ft_setup, ft_teardown),

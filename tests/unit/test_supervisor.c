@@ -1,0 +1,93 @@
+/* The supervisor's signal handling, in degraded mode (no cgroups): a second
+ * terminating signal kills the tasks at once, and their reason says so. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_tree.h"
+#include "memguard/util.h"
+#include "report.h"
+#include "supervisor.h"
+
+/* A child that sends sig to us twice, first after first_ms, then gap_ms later. */
+static pid_t signal_twice(int sig, int first_ms, int gap_ms)
+{
+	pid_t parent = getpid();
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		nanosleep(
+		        &(struct timespec){.tv_sec = first_ms / 1000, .tv_nsec = first_ms % 1000 * 1000000L},
+		        NULL);
+		kill(parent, sig);
+		nanosleep(&(struct timespec){.tv_sec = gap_ms / 1000, .tv_nsec = gap_ms % 1000 * 1000000L},
+		          NULL);
+		kill(parent, sig);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Before, the second signal's kill was recorded as the grace period's. */
+static void second_sigterm_kills_at_once(void **state)
+{
+	/* The task ignores SIGTERM (and so does its sleep), as a stuck one would. */
+	char *command[] = {"/bin/sh", "-c", "trap '' TERM; sleep 60", NULL};
+	struct mg_task tasks[2] = {{.index = 0}, {.index = 1}};
+	struct mg_supervisor_config cfg = {
+	        .command = command,
+	        .tasks = tasks,
+	        .ntasks = 2,
+	        .parallel = 2,
+	        .share = 64 << 20,
+	        .procfd = -1,
+	        .grace_usec = 60 * 1000000ull, /* far longer than the test may take */
+	        .watchdog_interval_usec = 0,
+	};
+	const char *signal_name = NULL;
+	char why[256];
+
+	pid_t sender = signal_twice(SIGTERM, 700, 300);
+	uint64_t start = mg_now_usec();
+	assert_int_equal(mg_supervise(&cfg, &signal_name), 0);
+	uint64_t took = mg_now_usec() - start;
+	/* the sender may already have been reaped by the supervisor (a subreaper) */
+	(void)waitpid(sender, NULL, 0);
+
+	assert_true(took < 30 * 1000000ull);
+	assert_non_null(signal_name);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(tasks[i].state, MG_TASK_DONE);
+		assert_true(tasks[i].exited);
+		assert_true(WIFSIGNALED(tasks[i].wait_status));
+		assert_int_equal(WTERMSIG(tasks[i].wait_status), SIGKILL);
+		assert_int_equal(tasks[i].killed_by, MG_KILL_SIGNAL);
+		mg_task_reason(&tasks[i], why, sizeof(why));
+		assert_string_equal(why, "killed by memguard at once on a second SIGTERM");
+		ft_assert_not_contains(why, "grace");
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(second_sigterm_kills_at_once),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
