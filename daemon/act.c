@@ -11,14 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
+#include "memguard/contract.h"
 #include "memguard/json.h"
 #include "memguard/log.h"
-#include "memguard/paths.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -128,8 +127,8 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	}
 
 	/* The launcher reads this before it removes the cgroup. */
-	if (fsetxattr(cgfd, MG_XATTR_KILLED, rec->why, strlen(rec->why), 0) < 0)
-		log_debug("set %s on %s: %s", MG_XATTR_KILLED, rec->path, strerror(errno));
+	if ((r = mg_contract_set_killed(cgfd, rec->why)) < 0)
+		log_debug("set %s on %s: %s", MG_XATTR_KILLED, rec->path, strerror(-r));
 	/* pidfds first: after the kill the pids may be reused. */
 	pids.n = 0;
 	pids.out_of_fds = false;
@@ -180,10 +179,10 @@ int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t sh
 		snprintf(saved, sizeof(saved), "max");
 	else
 		snprintf(saved, sizeof(saved), "%" PRIu64, before);
-	if (fsetxattr(cgfd, MG_XATTR_THROTTLED, saved, strlen(saved), 0) < 0)
-		log_debug("set %s on %s: %s", MG_XATTR_THROTTLED, path, strerror(errno));
+	if ((r = mg_contract_set_fence(cgfd, saved)) < 0)
+		log_debug("set %s on %s: %s", MG_XATTR_FENCE, path, strerror(-r));
 	if ((r = mg_cg_write_size(cgfd, path, "memory.high", high, err, sizeof(err))) < 0) {
-		(void)fremovexattr(cgfd, MG_XATTR_THROTTLED);
+		(void)mg_contract_clear_fence(cgfd);
 		return mg_log_errno(LOG_WARNING, r, "%s", err);
 	}
 	log_warn("throttling cgroup %s: memory.high %s (memory.current %s)", path, mg_size_format(high, h),
@@ -195,11 +194,9 @@ int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t sh
  * not a plausible limit (an older memguardd wrote "1"). */
 static void saved_high(int cgfd, char *buf, size_t size)
 {
-	ssize_t n = fgetxattr(cgfd, MG_XATTR_THROTTLED, buf, size - 1);
 	uint64_t bytes;
 
-	if (n > 0) {
-		buf[n] = '\0';
+	if (mg_contract_get_fence(cgfd, buf, size) > 0) {
 		if (strcmp(buf, "max") == 0 || (mg_parse_u64(buf, &bytes) == 0 && bytes >= MG_MIN_HIGH_BYTES))
 			return;
 	}
@@ -217,7 +214,8 @@ int mg_act_unthrottle(int mountfd, const char *path)
 	saved_high(cgfd, high, sizeof(high));
 	if ((r = mg_cg_write(cgfd, path, "memory.high", high, err, sizeof(err))) < 0)
 		return mg_log_errno(LOG_WARNING, r, "%s", err);
-	(void)fremovexattr(cgfd, MG_XATTR_THROTTLED);
+	if ((r = mg_contract_clear_fence(cgfd)) < 0)
+		log_debug("remove %s from %s: %s", MG_XATTR_FENCE, path, strerror(-r));
 	log_info("cgroup %s: memory.high back to %s", path, high);
 	return 0;
 }
@@ -225,11 +223,12 @@ int mg_act_unthrottle(int mountfd, const char *path)
 int mg_act_is_throttled(int mountfd, const char *path)
 {
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
-	char v[8];
+	char v[32];
+	int r;
 
 	if (cgfd < 0)
 		return cgfd;
-	if (fgetxattr(cgfd, MG_XATTR_THROTTLED, v, sizeof(v)) >= 0)
-		return 1;
-	return errno == ENODATA || errno == ENOTSUP ? 0 : -errno;
+	/* Only our own record counts: user.memguard.throttled is anyone's word. */
+	r = mg_contract_get_fence(cgfd, v, sizeof(v));
+	return r >= 0 ? 1 : r == -ENODATA ? 0 : r;
 }

@@ -26,8 +26,8 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 /* The throttle step, a fence rather than a squeeze: memory.high of
  * mountfd/path goes to current + allowance (what the node can still spare),
  * not below share, so the task may grow no further than that, and the xattr
- * user.memguard.throttled keeps the memory.high it had (in the tree, so a
- * restarted daemon can undo it). Returns 1 when fenced, 0 when there is
+ * trusted.memguard.fence keeps the memory.high it had (in the tree, so a
+ * restarted daemon can undo it; trusted, so no user can fake a fence). Returns 1 when fenced, 0 when there is
  * nothing to lower (gone, or memory.high already at or below the fence), or
  * -errno. mg_act_unthrottle restores the saved memory.high ("max" without
  * one). mg_act_is_throttled: 1, 0 or -errno. */

@@ -32,7 +32,9 @@
 #include "policy.h"
 #include "scope.h"
 
-#define MAX_GUARDED 4096
+/* The guard list grows on demand up to this many cgroups (mg_scope_admit()
+ * caps each user below it). */
+#define MAX_GUARDED MG_SCOPE_MAX
 /* New cgroups are seen through inotify; this rescan is only a safety net. */
 #define RESCAN_USEC (60 * 1000000ull)
 /* Timer slack: the poll interval is at least 100 ms. */
@@ -59,8 +61,8 @@ struct daemon {
 	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
 	int inotify_fd;
 	int node_trigger_fd;
-	struct watched *w;
-	size_t nw;
+	struct watched *w; /* grown by watch_slot() */
+	size_t nw, w_cap;
 	bool trigger_fired;
 	uint64_t last_kill_usec;
 	struct mg_meminfo mem;
@@ -125,44 +127,101 @@ static void arm_cgroup_trigger(struct daemon *d, struct watched *w)
 	          w->trigger_fd >= 0 ? "armed" : "not armed");
 }
 
+/* Room for one more watched cgroup: the list grows on demand up to MAX_GUARDED. */
+static struct watched *watch_slot(struct daemon *d)
+{
+	if (d->nw == d->w_cap) {
+		size_t cap = d->w_cap ? d->w_cap * 2 : 64;
+		struct watched *w = cap <= MAX_GUARDED ? realloc(d->w, cap * sizeof(*w)) : NULL;
+		if (!w)
+			return NULL;
+		d->w = w;
+		d->w_cap = cap;
+	}
+	return &d->w[d->nw++];
+}
+
+/* Says once per change which cgroups a cap left unguarded, and whose. */
+static void log_dropped(const struct mg_scope_dropped *dr)
+{
+	static size_t last_n;
+	char owners[128] = "";
+	size_t len = 0;
+
+	if (dr->n == last_n)
+		return;
+	last_n = dr->n;
+	if (dr->n == 0) {
+		log_notice("guard: every guarded cgroup fits the caps again");
+		return;
+	}
+	for (size_t i = 0; i < dr->n_owners && len < sizeof(owners); i++)
+		len += (size_t)snprintf(owners + len, sizeof(owners) - len, "%s%u", i ? ", " : "",
+		                        (unsigned)dr->owners[i]);
+	log_warn("guard: %zu cgroup%s of uid %s%s left unguarded: over the cap of %d per user%s", dr->n,
+	         dr->n == 1 ? "" : "s", owners, dr->more_owners ? " and others" : "", MG_SCOPE_MAX_PER_OWNER,
+	         dr->global ? " or the cap of " MG_SCOPE_MAX_TEXT " in all" : "");
+}
+
 /* Finds the guarded cgroups, arms a trigger on each new one, forgets the gone. */
 static void rescan(struct daemon *d)
 {
-	static char paths[MAX_GUARDED][512];
-	int n = mg_scope_expand(d->mount, d->cfg.guard, paths, MAX_GUARDED);
+	static struct mg_scope_list cands;
+	struct mg_scope_dropped dropped;
+	bool protect_changed;
+	const struct mg_protect *protect = mg_scope_protect(d->cfg.protect, &protect_changed);
+	int n = mg_scope_expand(d->mount, d->cfg.guard, &cands);
 	uint64_t now = mg_now_usec();
 
+	if (protect_changed)
+		for (size_t i = 0; i < protect->n; i++)
+			if (protect->e[i].kind == MG_PROTECT_IGNORED)
+				log_warn("protect: '%s' %s", protect->e[i].text, protect->e[i].why);
 	if (n < 0) {
 		mg_log_errno(LOG_WARNING, n, "expand guard globs \"%s\": %m", d->cfg.guard);
 		return;
 	}
+	for (size_t k = 0; k < cands.n; k++) {
+		struct mg_scope_candidate *c = &cands.c[k];
+		if (mg_scope_probe(d->mountfd, c) < 0)
+			c->populated = c->has_memory = false; /* gone: not guarded */
+		c->protected_ = mg_protect_match_cgroup(protect, c->path);
+	}
+	mg_scope_admit(cands.c, cands.n, MAX_GUARDED, MG_SCOPE_MAX_PER_OWNER, &dropped);
+	log_dropped(&dropped);
 	for (size_t i = 0; i < d->nw; i++)
 		d->w[i].seen = false;
-	for (int k = 0; k < n; k++) {
+	for (size_t k = 0; k < cands.n; k++) {
+		const char *path = cands.c[k].path;
 		size_t i;
-		for (i = 0; i < d->nw && strcmp(d->w[i].e.path, paths[k]) != 0; i++)
+		if (!cands.c[k].admitted)
+			continue;
+		for (i = 0; i < d->nw && strcmp(d->w[i].e.path, path) != 0; i++)
 			;
 		if (i == d->nw) {
-			if (d->nw == MAX_GUARDED)
+			struct watched *w = watch_slot(d);
+			if (!w) {
+				log_warn("guard: no memory for cgroup %s: not guarded", path);
 				continue;
-			struct watched *w = &d->w[d->nw++];
+			}
 			*w = (struct watched){.trigger_fd = -1};
-			snprintf(w->e.path, sizeof(w->e.path), "%s", paths[k]);
-			/* A previous daemon may have throttled it. */
+			snprintf(w->e.path, sizeof(w->e.path), "%s", path);
+			/* A previous daemon may have fenced it. */
 			w->throttled = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
 			arm_cgroup_trigger(d, w);
 		}
-		if (d->w[i].seen)
-			continue; /* overlapping globs: read once, or the growth rate reads 0 */
 		d->w[i].seen = mg_scope_read(d->mountfd, &d->w[i].e, now) == 0;
 	}
-	/* Compact: drop what vanished. */
+	/* Compact: drop what vanished or left the guard list. */
 	size_t kept = 0;
 	for (size_t i = 0; i < d->nw; i++) {
-		if (d->w[i].seen)
-			d->w[kept++] = d->w[i];
-		else
+		if (d->w[i].seen) {
+			d->w[kept] = d->w[i];
+			d->w[kept].e.snap.path = d->w[kept].e.path; /* it moved */
+			kept++;
+		} else {
 			unwatch(&d->w[i]);
+		}
 	}
 	d->nw = kept;
 }
@@ -603,9 +662,8 @@ int main(int argc, char **argv)
 	snprintf(d.mount, sizeof(d.mount), "%s", m.path);
 	mg_cgroup_mount_done(&m);
 	d.mountfd = mg_cg_open(AT_FDCWD, d.mount);
-	d.w = calloc(MAX_GUARDED, sizeof(*d.w));
-	if (d.mountfd < 0 || !d.w)
-		return log_err("open %s: %s", d.mount, strerror(d.mountfd < 0 ? -d.mountfd : ENOMEM)), 1;
+	if (d.mountfd < 0)
+		return log_err("open %s: %s", d.mount, strerror(-d.mountfd)), 1;
 	if (sd_event_new(&d.event) < 0)
 		return 1;
 	if (status) {

@@ -1,22 +1,62 @@
+/* Which cgroups memguardd guards, what it judges them by, and which it must
+ * never kill: only what no user can forge decides. */
 #include "scope.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <glob.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/xattr.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "memguard/cgroup.h"
-#include "memguard/paths.h"
+#include "memguard/contract.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
-int mg_scope_expand(const char *mount, const char *globs, char (*ret)[512], size_t max)
+void mg_scope_list_free(struct mg_scope_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->c[i].path);
+	free(l->c);
+	*l = (struct mg_scope_list){0};
+}
+
+static int list_add(struct mg_scope_list *l, const char *path)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct mg_scope_candidate *c = realloc(l->c, cap * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		l->c = c;
+		l->cap = cap;
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	l->c[l->n++] = (struct mg_scope_candidate){.path = copy};
+	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct mg_scope_candidate *)a)->path,
+	              ((const struct mg_scope_candidate *)b)->path);
+}
+
+int mg_scope_expand(const char *mount, const char *globs, struct mg_scope_list *ret)
 {
 	char pattern[1024], word[512];
-	size_t n = 0, mlen = strlen(mount);
+	size_t mlen = strlen(mount);
 
+	for (size_t i = 0; i < ret->n; i++)
+		free(ret->c[i].path);
+	ret->n = 0;
 	for (const char *p = globs; *p;) {
 		size_t len = strcspn(p, " \t");
 		if (len > 0 && len < sizeof(word)) {
@@ -27,13 +67,16 @@ int mg_scope_expand(const char *mount, const char *globs, char (*ret)[512], size
 			int r = glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
 			if (r == GLOB_NOSPACE)
 				return -ENOMEM;
-			for (size_t i = 0; r == 0 && i < g.gl_pathc && n < max; i++) {
+			for (size_t i = 0; r == 0 && i < g.gl_pathc; i++) {
 				const char *rel = g.gl_pathv[i] + mlen + 1;
 				/* glob's ONLYDIR is a hint: keep only real cgroups. */
 				char probe[1100];
 				snprintf(probe, sizeof(probe), "%s/cgroup.procs", g.gl_pathv[i]);
-				if (strlen(rel) < sizeof(ret[0]) && access(probe, F_OK) == 0)
-					snprintf(ret[n++], sizeof(ret[0]), "%s", rel);
+				if (strlen(rel) < sizeof(((struct mg_scope_entry *)0)->path) &&
+				    access(probe, F_OK) == 0 && list_add(ret, rel) < 0) {
+					globfree(&g);
+					return -ENOMEM;
+				}
 			}
 			if (r == 0)
 				globfree(&g);
@@ -41,15 +84,157 @@ int mg_scope_expand(const char *mount, const char *globs, char (*ret)[512], size
 		p += len;
 		p += strspn(p, " \t");
 	}
-	return (int)n;
+	/* Overlapping globs match a cgroup twice: keep it once. */
+	if (ret->n > 1)
+		qsort(ret->c, ret->n, sizeof(ret->c[0]), by_path);
+	size_t kept = 0;
+	for (size_t i = 0; i < ret->n; i++) {
+		if (kept > 0 && strcmp(ret->c[kept - 1].path, ret->c[i].path) == 0)
+			free(ret->c[i].path);
+		else
+			ret->c[kept++] = ret->c[i];
+	}
+	ret->n = kept;
+	return (int)kept;
+}
+
+int mg_scope_probe(int mountfd, struct mg_scope_candidate *c)
+{
+	_cleanup_close_ int fd = mg_cg_open(mountfd, c->path);
+	struct stat st;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	c->owner = st.st_uid;
+	c->populated = mg_cg_populated(fd) > 0;
+	c->has_memory = faccessat(fd, "memory.current", F_OK, 0) == 0;
+	return 0;
+}
+
+struct owner_counts {
+	struct {
+		uid_t uid;
+		size_t n;
+	} * o;
+	size_t n, cap;
+};
+
+/* The count of uid's admitted cgroups, NULL without memory for a new owner.
+ * Owners are few (the users with jobs on a node): a linear table will do. */
+static size_t *owner_count(struct owner_counts *t, uid_t uid)
+{
+	size_t k;
+
+	for (k = 0; k < t->n && t->o[k].uid != uid; k++)
+		;
+	if (k < t->n)
+		return &t->o[k].n;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		void *o = realloc(t->o, cap * sizeof(t->o[0]));
+		if (!o)
+			return NULL;
+		t->o = o;
+		t->cap = cap;
+	}
+	t->o[t->n].uid = uid;
+	t->o[t->n].n = 0;
+	return &t->o[t->n++].n;
+}
+
+static void note_dropped(struct mg_scope_dropped *d, uid_t owner)
+{
+	size_t k;
+
+	d->n++;
+	for (k = 0; k < d->n_owners && d->owners[k] != owner; k++)
+		;
+	if (k < d->n_owners)
+		return;
+	if (k < MG_ARRAY_SIZE(d->owners))
+		d->owners[d->n_owners++] = owner;
+	else
+		d->more_owners = true;
+}
+
+size_t mg_scope_admit(struct mg_scope_candidate *c, size_t n, size_t max, size_t per_owner_max,
+                      struct mg_scope_dropped *ret_dropped)
+{
+	struct owner_counts owners = {0};
+	size_t admitted = 0;
+
+	*ret_dropped = (struct mg_scope_dropped){0};
+	for (size_t i = 0; i < n; i++) {
+		size_t *count = NULL;
+		bool over = false;
+
+		c[i].admitted = false;
+		if (!c[i].populated || !c[i].has_memory || c[i].protected_)
+			continue;
+		if (c[i].owner != 0) {
+			count = owner_count(&owners, c[i].owner);
+			/* Without memory to count with, admit no more strangers. */
+			over = !count || *count >= per_owner_max;
+		}
+		if (!over && admitted >= max)
+			over = ret_dropped->global = true;
+		if (over) {
+			note_dropped(ret_dropped, c[i].owner);
+			continue;
+		}
+		c[i].admitted = true;
+		admitted++;
+		if (count)
+			(*count)++;
+	}
+	free(owners.o);
+	return admitted;
+}
+
+/* memory.max of the cgroup at dirfd when root owns the file, else 0. */
+static uint64_t root_owned_max(int dirfd)
+{
+	struct stat st;
+	uint64_t max;
+
+	if (fstatat(dirfd, "memory.max", &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid != 0)
+		return 0;
+	if (mg_cg_read_u64(dirfd, "memory.max", &max) < 0 || max == MG_SIZE_UNLIMITED)
+		return 0;
+	return max;
+}
+
+int mg_scope_root_limit(int mountfd, const char *path, uint64_t *ret_limit)
+{
+	char prefix[512];
+	uint64_t tightest = 0;
+
+	if (snprintf(prefix, sizeof(prefix), "%s", path) >= (int)sizeof(prefix))
+		return -ENAMETOOLONG;
+	/* The cgroup, then each ancestor below the mount (the root has no memory.max). */
+	for (;;) {
+		_cleanup_close_ int fd = mg_cg_open(mountfd, prefix);
+		if (fd < 0 && fd != -ENOENT)
+			return fd;
+		uint64_t max = fd >= 0 ? root_owned_max(fd) : 0;
+		if (max && (tightest == 0 || max < tightest))
+			tightest = max;
+		char *slash = strrchr(prefix, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	*ret_limit = tightest;
+	return 0;
 }
 
 int mg_scope_read(int mountfd, struct mg_scope_entry *e, uint64_t now_usec)
 {
 	_cleanup_close_ int fd = mg_cg_open(mountfd, e->path);
 	struct mg_guarded *g = &e->snap;
-	char buf[32];
-	uint64_t current, max;
+	uint64_t current, trusted = 0, root_limit = 0, hint = 0;
 	int r;
 
 	if (fd < 0)
@@ -60,15 +245,14 @@ int mg_scope_read(int mountfd, struct mg_scope_entry *e, uint64_t now_usec)
 	g->path = e->path;
 	g->populated = r > 0;
 	g->current = current;
-	g->share = 0;
-	ssize_t len = fgetxattr(fd, MG_XATTR_SHARE, buf, sizeof(buf) - 1);
-	if (len > 0) {
-		buf[len] = '\0';
-		if (mg_parse_u64(buf, &g->share) < 0)
-			g->share = 0;
-	}
-	if (g->share == 0 && mg_cg_read_u64(fd, "memory.max", &max) == 0 && max != MG_SIZE_UNLIMITED)
-		g->share = max;
+	/* Each read that fails counts as unknown: the share only decides the order. */
+	if (mg_contract_get_share(fd, &trusted) < 0)
+		trusted = 0;
+	if (trusted == 0 && mg_scope_root_limit(mountfd, e->path, &root_limit) < 0)
+		root_limit = 0;
+	if (mg_contract_get_share_hint(fd, &hint) < 0)
+		hint = 0;
+	g->share = mg_contract_share(trusted, root_limit, hint);
 	g->growth_bps = 0;
 	if (e->prev_usec && now_usec > e->prev_usec && current > e->prev_current)
 		g->growth_bps = (uint64_t)((unsigned __int128)(current - e->prev_current) * 1000000u /
@@ -78,35 +262,184 @@ int mg_scope_read(int mountfd, struct mg_scope_entry *e, uint64_t now_usec)
 	return 0;
 }
 
-static bool name_listed(const char *names, const char *comm)
-{
-	size_t clen = strlen(comm);
+/* --- protect --- */
 
-	for (const char *p = names; *p;) {
+static bool has_suffix(const char *s, size_t len, const char *suffix)
+{
+	size_t slen = strlen(suffix);
+
+	return len >= slen && memcmp(s + len - slen, suffix, slen) == 0;
+}
+
+static bool is_unit_name(const char *s, size_t len)
+{
+	return has_suffix(s, len, ".service") || has_suffix(s, len, ".scope") || has_suffix(s, len, ".slice");
+}
+
+/* uid of spec, a user name or a number. */
+static int parse_user(const char *spec, uid_t *ret)
+{
+	uint64_t v;
+
+	if (mg_parse_u64(spec, &v) == 0)
+		return v < (uid_t)-1 ? (*ret = (uid_t)v, 0) : -ERANGE;
+	if (!*spec)
+		return -EINVAL;
+	struct passwd pw, *found = NULL;
+	char buf[1024];
+	if (getpwnam_r(spec, &pw, buf, sizeof(buf), &found) != 0 || !found)
+		return -ENOENT;
+	*ret = found->pw_uid;
+	return 0;
+}
+
+static void parse_word(const char *word, struct mg_protect_entry *e)
+{
+	size_t len = strlen(word);
+	const char *last = strrchr(word, '/');
+
+	snprintf(e->text, sizeof(e->text), "%.255s", word);
+	e->kind = MG_PROTECT_IGNORED;
+	if (len >= sizeof(e->text)) {
+		e->why = "is too long; ignored";
+	} else if (word[0] == '/' && !strchr(last, ':') && is_unit_name(word, len)) {
+		/* "/system.slice/ssh.service": a cgroup, however it is written. */
+		e->kind = MG_PROTECT_CGROUP;
+		snprintf(e->text, sizeof(e->text), "%.255s", word + strspn(word, "/"));
+	} else if (word[0] == '/') {
+		char *colon = strchr(e->text + (last - word), ':');
+		e->uid = 0;
+		if (colon) {
+			*colon = '\0';
+			if (parse_user(colon + 1, &e->uid) < 0) {
+				e->why = "names an unknown user; ignored";
+				snprintf(e->text, sizeof(e->text), "%.255s", word);
+				return;
+			}
+		}
+		e->kind = MG_PROTECT_EXE;
+	} else if (last || is_unit_name(word, len)) {
+		e->kind = MG_PROTECT_CGROUP;
+	} else {
+		e->why = "is a process name, which any user can take; ignored: name its unit's cgroup or its "
+		         "executable";
+	}
+	if (e->kind == MG_PROTECT_CGROUP) {
+		/* "system.slice/" is "system.slice". */
+		size_t n = strlen(e->text);
+		while (n > 1 && e->text[n - 1] == '/')
+			e->text[--n] = '\0';
+	}
+}
+
+size_t mg_protect_parse(const char *list, struct mg_protect *ret)
+{
+	char word[512];
+
+	ret->n = 0;
+	for (const char *p = list + strspn(list, " \t"); *p && ret->n < MG_PROTECT_MAX;) {
 		size_t len = strcspn(p, " \t");
-		if (len > 0 && len == clen && strncmp(p, comm, len) == 0)
-			return true;
+		snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) ? len : sizeof(word) - 1), p);
+		parse_word(word, &ret->e[ret->n++]);
 		p += len;
 		p += strspn(p, " \t");
 	}
+	return ret->n;
+}
+
+bool mg_protect_match_cgroup(const struct mg_protect *p, const char *path)
+{
+	char prefix[512];
+
+	path += strspn(path, "/");
+	if (snprintf(prefix, sizeof(prefix), "%s", path) >= (int)sizeof(prefix))
+		return false;
+	/* The path itself, then each ancestor: "at or below". */
+	for (;;) {
+		for (size_t i = 0; i < p->n; i++)
+			if (p->e[i].kind == MG_PROTECT_CGROUP &&
+			    fnmatch(p->e[i].text, prefix, FNM_PATHNAME) == 0)
+				return true;
+		char *slash = strrchr(prefix, '/');
+		if (!slash)
+			return false;
+		*slash = '\0';
+	}
+}
+
+bool mg_protect_wants_uid(const struct mg_protect *p, uid_t uid)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].kind == MG_PROTECT_EXE && p->e[i].uid == uid)
+			return true;
 	return false;
+}
+
+bool mg_protect_match_exe(const struct mg_protect *p, const char *exe, uid_t uid)
+{
+	/* An exact match only: "/usr/sbin/sshd (deleted)" is not sshd. */
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].kind == MG_PROTECT_EXE && p->e[i].uid == uid && strcmp(p->e[i].text, exe) == 0)
+			return true;
+	return false;
+}
+
+const struct mg_protect *mg_scope_protect(const char *list, bool *ret_changed)
+{
+	/* Parsed once per change of the list: evaluate() asks for every cgroup. */
+	static struct mg_protect parsed;
+	static char *parsed_list;
+	bool changed = !parsed_list || strcmp(parsed_list, list) != 0;
+
+	if (changed) {
+		free(parsed_list);
+		parsed_list = strdup(list);
+		mg_protect_parse(list, &parsed);
+	}
+	if (ret_changed)
+		*ret_changed = changed;
+	return &parsed;
+}
+
+/* The real uid in a /proc/PID/status text: the first number of "Uid:". */
+static int status_uid(const char *status, uid_t *ret)
+{
+	const char *line = strncmp(status, "Uid:", 4) == 0 ? status : strstr(status, "\nUid:");
+	char *end;
+
+	if (!line)
+		return -ENODATA;
+	line += line[0] == '\n' ? 5 : 4;
+	errno = 0;
+	unsigned long v = strtoul(line, &end, 10);
+	if (end == line || errno || v >= (uid_t)-1)
+		return -EINVAL;
+	*ret = (uid_t)v;
+	return 0;
 }
 
 struct protect_scan {
 	int procfd;
-	const char *names;
+	const struct mg_protect *protect;
 };
 
 static int pid_is_protected(pid_t pid, void *userdata)
 {
 	const struct protect_scan *ps = userdata;
-	char path[32], comm[64];
+	char path[32], status[2048], exe[512];
+	uid_t uid;
 
-	snprintf(path, sizeof(path), "%d/comm", (int)pid);
-	if (mg_read_small_at(ps->procfd, path, comm, sizeof(comm)) <= 0)
-		return 0; /* gone */
-	comm[strcspn(comm, "\n")] = '\0';
-	return name_listed(ps->names, comm);
+	/* The uid first: root reads root's exe links without CAP_SYS_PTRACE. */
+	snprintf(path, sizeof(path), "%d/status", (int)pid);
+	if (mg_read_small_at(ps->procfd, path, status, sizeof(status)) <= 0 || status_uid(status, &uid) < 0 ||
+	    !mg_protect_wants_uid(ps->protect, uid))
+		return 0; /* gone, or not a uid that matters */
+	snprintf(path, sizeof(path), "%d/exe", (int)pid);
+	ssize_t n = readlinkat(ps->procfd, path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0; /* gone, or a kernel thread */
+	exe[n] = '\0';
+	return mg_protect_match_exe(ps->protect, exe, uid);
 }
 
 static int subtree_is_protected(int cgfd, const char *name, void *userdata)
@@ -116,9 +449,12 @@ static int subtree_is_protected(int cgfd, const char *name, void *userdata)
 	return r != 0 ? r : mg_cg_for_each_child(cgfd, subtree_is_protected, userdata);
 }
 
-int mg_scope_holds_protected(int cgfd, int procfd, const char *names)
+int mg_scope_holds_protected(int cgfd, int procfd, const char *protect)
 {
-	struct protect_scan ps = {.procfd = procfd, .names = names};
+	struct protect_scan ps = {.procfd = procfd, .protect = mg_scope_protect(protect, NULL)};
+	bool any = false;
 
-	return subtree_is_protected(cgfd, ".", &ps);
+	for (size_t i = 0; i < ps.protect->n && !any; i++)
+		any = ps.protect->e[i].kind == MG_PROTECT_EXE;
+	return any ? subtree_is_protected(cgfd, ".", &ps) : 0;
 }

@@ -7,12 +7,11 @@
 #include <string.h>
 #include <inttypes.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
+#include "memguard/contract.h"
 #include "memguard/log.h"
-#include "memguard/paths.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "spawn.h"
@@ -206,11 +205,10 @@ int mg_placement_task_create(struct mg_placement *pl, const char *name, const st
 	    (r = write_swap_max(fd, path, lim->swap_max, err, sizeof(err))) < 0 ||
 	    (lim->oom_group && (r = mg_cg_write(fd, path, "memory.oom.group", "1", err, sizeof(err))) < 0))
 		return mg_log_errno(LOG_ERR, r, "%s", err);
-	/* memguardd judges a task against its share; in the tree, it survives a daemon restart. */
-	char share[24];
-	int len = snprintf(share, sizeof(share), "%" PRIu64, lim->share);
-	if (fsetxattr(fd, MG_XATTR_SHARE, share, (size_t)len, 0) < 0)
-		log_debug("set %s on %s: %s", MG_XATTR_SHARE, path, strerror(errno));
+	/* memguardd judges a task against its share; in the tree, it survives a daemon restart.
+	 * As root, in a trusted xattr; otherwise a hint, which may only lower the share. */
+	if (lim->share && (r = mg_contract_set_share(fd, lim->share)) < 0)
+		log_debug("record the share of %s: %s", path, strerror(-r));
 	return TAKE_FD(fd);
 }
 

@@ -8,13 +8,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <sys/xattr.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "memguard/contract.h"
 #include "memguard/event.h"
 #include "memguard/log.h"
-#include "memguard/paths.h"
 #include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
@@ -221,13 +220,8 @@ static void finish(struct supervisor *s, struct mg_task *t)
 			t->peak = peak;
 			t->peak_known = true;
 		}
-		ssize_t len = cgfd < 0 ? -1
-		                       : fgetxattr(cgfd, MG_XATTR_KILLED, t->daemon_reason,
-		                                   sizeof(t->daemon_reason) - 1);
-		if (len > 0) {
-			t->daemon_reason[len] = '\0';
+		if (cgfd >= 0 && mg_contract_get_killed(cgfd, t->daemon_reason, sizeof(t->daemon_reason)) > 0)
 			t->killed_by = MG_KILL_DAEMON;
-		}
 		if ((r = mg_cg_remove(cfg->placement->runfd, task_cgroup_name(t, name))) < 0)
 			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/%s: %m", cfg->placement->run, name);
 	}

@@ -31,7 +31,11 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .parent = "memguard",
 	        .log_level = LOG_INFO,
 	        .guard = "memguard/*/*",
-	        .protect = "systemd systemd-journal sshd sshd-session pbs_mom slurmd slurmstepd memguardd",
+	        .protect = "init.scope system.slice/ssh.service system.slice/systemd-journald.service "
+	                   "system.slice/slurmd.service system.slice/pbs_mom.service "
+	                   "system.slice/memguardd.service /usr/sbin/sshd /usr/lib/openssh/sshd-session "
+	                   "/usr/sbin/slurmd /usr/sbin/slurmstepd /usr/sbin/pbs_mom /opt/pbs/sbin/pbs_mom "
+	                   "/usr/sbin/memguardd",
 	        .available_min = "5%",
 	        .available_pressure = "15%",
 	        .pressure_full_avg10 = 20,

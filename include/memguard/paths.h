@@ -10,8 +10,5 @@
  * the node (systemd's RuntimeDirectory=memguard creates the directory). */
 #define MG_DAEMON_PIDFILE "/run/memguard/memguardd.pid"
 
-/* Extended attributes on task cgroups: what the launcher and the daemon tell
- * each other, kept in the cgroup tree so a daemon restart loses nothing. */
-#define MG_XATTR_SHARE "user.memguard.share"         /* the task's share, decimal bytes */
-#define MG_XATTR_KILLED "user.memguard.killed"       /* memguardd's reason, set before it kills */
-#define MG_XATTR_THROTTLED "user.memguard.throttled" /* memguardd lowered memory.high */
+/* The xattrs on task cgroups, the launcher-daemon contract, are named in
+ * memguard/contract.h. */

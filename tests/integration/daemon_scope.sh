@@ -5,10 +5,11 @@
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
-start_daemon
+# A protected executable, named by its path (run by root, the default user).
+start_daemon "protect = $work/sshd"
 trap 'stop_daemon; rmdir "$cgroot/outside" "$cgroot/memguard/run-scope/task-0" "$cgroot/memguard/run-scope" 2>/dev/null; rm -rf "$work"' EXIT
 
-# A protected process, named sshd, inside a guarded cgroup.
+# A protected process inside a guarded cgroup.
 mkdir -p "$cgroot/memguard/run-scope/task-0"
 cp "$memhog" "$work/sshd"
 sh -c 'echo $$ > '"$cgroot"'/memguard/run-scope/task-0/cgroup.procs; exec '"$work"'/sshd -H 6000 300' &

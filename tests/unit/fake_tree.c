@@ -73,6 +73,40 @@ void ft_new_xattr(struct fake_tree *t, const char *what)
 		         what);
 }
 
+void ft_require_trusted_xattr(struct fake_tree *t, const char *what)
+{
+	char v[4];
+
+	if (fsetxattr(t->fd, "trusted.memguard.probe", "1", 1, 0) < 0)
+		fail_msg("cannot set trusted xattrs under %s (%s; root on a filesystem with them is needed): "
+		         "%s "
+		         "cannot be tested",
+		         t->path, strerror(errno), what);
+	ssize_t n = fgetxattr(t->fd, "trusted.memguard.probe", v, sizeof(v));
+	int err = errno;
+	(void)fremovexattr(t->fd, "trusted.memguard.probe");
+	if (n != 1)
+		fail_msg("cannot read trusted xattrs under %s (%s): %s cannot be tested", t->path,
+		         strerror(err), what);
+}
+
+void ft_chown(int dirfd, const char *relpath, uid_t uid)
+{
+	if (fchownat(dirfd, relpath, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0)
+		ft_fail("chown", relpath, errno);
+}
+
+void ft_set_xattr(int dirfd, const char *relpath, const char *name, const char *value)
+{
+	int fd = ft_open_dir(dirfd, relpath);
+	int r = value ? fsetxattr(fd, name, value, strlen(value), 0) : fremovexattr(fd, name);
+	int err = errno;
+
+	close(fd);
+	if (r < 0 && !(value == NULL && err == ENODATA))
+		ft_fail(value ? "setxattr" : "removexattr", name, err);
+}
+
 /* rm -rf dirfd/name without following symlinks. */
 static void remove_at(int dirfd, const char *name, int depth)
 {

@@ -26,6 +26,19 @@ void ft_new(struct fake_tree *t);
  * has them, saying that what (a function's name) cannot be tested. */
 void ft_new_xattr(struct fake_tree *t, const char *what);
 
+/* Fails the test (never skips) unless trusted.* xattrs can be set and read
+ * in the tree t (root on a filesystem that stores them), saying that what
+ * cannot be tested. */
+void ft_require_trusted_xattr(struct fake_tree *t, const char *what);
+
+/* chown of dirfd/relpath (not following a symlink) to uid, so a fake limit
+ * file can belong to a user. */
+void ft_chown(int dirfd, const char *relpath, uid_t uid);
+
+/* Sets (value not NULL) or removes the xattr name of the directory
+ * dirfd/relpath. */
+void ft_set_xattr(int dirfd, const char *relpath, const char *name, const char *value);
+
 /* Removes everything below and including the tree, and closes its fd. Safe on
  * a tree that ft_new() never filled in (fd < 0). */
 void ft_free(struct fake_tree *t);

@@ -29,8 +29,8 @@
 
 #include "act.h"
 #include "fake_tree.h"
+#include "memguard/contract.h"
 #include "memguard/log.h"
-#include "memguard/paths.h"
 #include "memguard/util.h"
 
 #define MiB (1ull << 20)
@@ -558,6 +558,8 @@ static void throttle_and_restore(void **state)
 {
 	struct fixture *f = *state;
 
+	/* The fence is saved in a trusted xattr: root on a filesystem with them. */
+	ft_require_trusted_xattr(&f->tree, "mg_act_throttle");
 	ft_mkdir(f->tree.fd, TASK);
 	/* No memory.high of its own: a fence at 2 GiB + 100 MiB to spare, and back to max. */
 	set_high(f, "max\n");
@@ -579,11 +581,60 @@ static void throttle_and_restore(void **state)
 	assert_high(f, "1073741824");
 	assert_unthrottles_to(f, "max");
 
-	/* An older memguardd marked throttling with "1": that is no limit to restore. */
+	/* A saved "1" (what an older memguardd wrote) is no limit to restore. */
 	int cg = ft_open_dir(f->tree.fd, TASK);
-	assert_int_equal(fsetxattr(cg, MG_XATTR_THROTTLED, "1", 1, 0), 0);
+	assert_int_equal(fsetxattr(cg, MG_XATTR_FENCE, "1", 1, 0), 0);
 	close(cg);
 	assert_unthrottles_to(f, "max");
+}
+
+/* The saved memory.high is a trusted xattr: root's alone. */
+static void throttle_saves_in_trusted_xattr(void **state)
+{
+	struct fixture *f = *state;
+	char saved[32];
+
+	/* The fence is saved in a trusted xattr: root on a filesystem with them. */
+	ft_require_trusted_xattr(&f->tree, "mg_act_throttle");
+	assert_string_equal(MG_XATTR_FENCE, "trusted.memguard.fence");
+	ft_mkdir(f->tree.fd, TASK);
+	set_high(f, "1900000000\n");
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 1700000000, GiB, 100000000), 1);
+	int cg = ft_open_dir(f->tree.fd, TASK);
+	ssize_t n = fgetxattr(cg, "trusted.memguard.fence", saved, sizeof(saved) - 1);
+	assert_int_equal(n, 10);
+	saved[n] = '\0';
+	assert_string_equal(saved, "1900000000");
+	assert_int_equal(fgetxattr(cg, "user.memguard.throttled", saved, sizeof(saved)), -1);
+	assert_int_equal(errno, ENODATA);
+	close(cg);
+	assert_unthrottles_to(f, "1900000000");
+}
+
+/* A user who owns their cgroup sets user.memguard.throttled in advance, as
+ * older versions kept the fence there: it must not count as fenced (the fence
+ * would then never apply), nor be restored as memory.high. */
+static void forged_user_throttled_is_ignored(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const forged[] = {"max", "1", "1900000000", "99999999999"};
+
+	/* The fence is saved in a trusted xattr: root on a filesystem with them. */
+	ft_require_trusted_xattr(&f->tree, "mg_act_throttle");
+	ft_mkdir(f->tree.fd, TASK);
+	for (size_t i = 0; i < MG_ARRAY_SIZE(forged); i++) {
+		int cg = ft_open_dir(f->tree.fd, TASK);
+		assert_int_equal(fsetxattr(cg, "user.memguard.throttled", forged[i], strlen(forged[i]), 0),
+		                 0);
+		close(cg);
+		set_high(f, "1200000000\n");
+		assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
+		/* The fence applies all the same, and lifting it restores the real value. */
+		assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 1000000000, GiB / 2, 100000000), 1);
+		assert_high(f, "1100000000");
+		assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 1);
+		assert_unthrottles_to(f, "1200000000");
+	}
 }
 
 static void throttle_with_nothing_to_lower(void **state)
@@ -699,12 +750,20 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-	        T(log_json_fields_and_escaping), T(log_json_errors),
-	        T(log_json_long_path),           T(kill_dry_run),
-	        T(kill_with_cgroup_kill),        T(kill_freeze_fallback),
-	        T(kill_gone_or_not_a_cgroup),    T(kill_counts_on_old_kernels),
-	        T(kill_that_fails_is_an_error),  T(log_json_invalid_utf8),
-	        T(throttle_and_restore),         T(throttle_with_nothing_to_lower),
+	        T(log_json_fields_and_escaping),
+	        T(log_json_errors),
+	        T(log_json_long_path),
+	        T(kill_dry_run),
+	        T(kill_with_cgroup_kill),
+	        T(kill_freeze_fallback),
+	        T(kill_gone_or_not_a_cgroup),
+	        T(kill_counts_on_old_kernels),
+	        T(kill_that_fails_is_an_error),
+	        T(log_json_invalid_utf8),
+	        T(throttle_and_restore),
+	        T(throttle_with_nothing_to_lower),
+	        T(throttle_saves_in_trusted_xattr),
+	        T(forged_user_throttled_is_ignored),
 	};
 #undef T
 

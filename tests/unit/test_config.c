@@ -67,7 +67,11 @@ static void defaults(void **state)
 	assert_int_equal(c.log_level, LOG_INFO);
 	assert_string_equal(c.guard, "memguard/*/*");
 	assert_string_equal(c.protect,
-	                    "systemd systemd-journal sshd sshd-session pbs_mom slurmd slurmstepd memguardd");
+	                    "init.scope system.slice/ssh.service system.slice/systemd-journald.service "
+	                    "system.slice/slurmd.service system.slice/pbs_mom.service "
+	                    "system.slice/memguardd.service /usr/sbin/sshd /usr/lib/openssh/sshd-session "
+	                    "/usr/sbin/slurmd /usr/sbin/slurmstepd /usr/sbin/pbs_mom /opt/pbs/sbin/pbs_mom "
+	                    "/usr/sbin/memguardd");
 	assert_string_equal(c.available_min, "5%");
 	assert_string_equal(c.available_pressure, "15%");
 	assert_int_equal(c.pressure_full_avg10, 20);
@@ -108,7 +112,10 @@ static void explicit_defaults_change_nothing(void **state)
 	        "\n"
 	        "[daemon]\n"
 	        "guard = memguard/*/*\n"
-	        "protect = systemd systemd-journal sshd sshd-session pbs_mom slurmd slurmstepd memguardd\n"
+	        "protect = init.scope system.slice/ssh.service system.slice/systemd-journald.service\n"
+	        "  system.slice/slurmd.service system.slice/pbs_mom.service system.slice/memguardd.service\n"
+	        "  /usr/sbin/sshd /usr/lib/openssh/sshd-session /usr/sbin/slurmd /usr/sbin/slurmstepd\n"
+	        "  /usr/sbin/pbs_mom /opt/pbs/sbin/pbs_mom /usr/sbin/memguardd\n"
 	        "available_min = 5%\n"
 	        "available_pressure = 15%\n"
 	        "pressure_full_avg10 = 20%\n"
@@ -802,14 +809,18 @@ static void shipped_config_documents_the_defaults(void **state)
 	assert_config_equal(&c, &d);
 
 	assert_true(mg_read_file(path, &text) > 0);
-	/* "#key = value" becomes "key = value"; prose comments have no " = ". */
+	/* "#key = value" becomes "key = value"; prose comments have no " = ". A
+	 * list goes on over "#<tab>more" lines right after it. */
 	char *out = text;
+	bool in_key = false;
 	for (const char *line = text; *line;) {
 		size_t word = strspn(line + 1, "abcdefghijklmnopqrstuvwxyz_0123456789");
 		size_t len = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
-		if (line[0] == '#' && word > 0 && strncmp(line + 1 + word, " = ", 3) == 0) {
+		bool key = line[0] == '#' && word > 0 && strncmp(line + 1 + word, " = ", 3) == 0;
+		in_key = key || (in_key && strncmp(line, "#\t", 2) == 0);
+		if (in_key) {
 			line++, len--;
-			keys++;
+			keys += key;
 		}
 		memmove(out, line, len);
 		out += len;

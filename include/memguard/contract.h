@@ -1,0 +1,60 @@
+/* The contract between the launcher and memguardd: every extended attribute
+ * they leave on a task cgroup, and the only functions that read or write
+ * them. All take a cgroup directory fd and return -errno on failure.
+ *
+ * Trust. A user who owns a cgroup (a delegated subtree, or a child they made)
+ * can set any user.* xattr on it and owns the memory.max of the cgroups they
+ * create. So state that decides a kill lives where only root can write it:
+ * trusted.* xattrs, which need CAP_SYS_ADMIN to set and to read.
+ *
+ *  - trusted.memguard.share: the task's share in decimal bytes, written by a
+ *    launcher that runs as root.
+ *  - user.memguard.share: the same from a launcher that is not root. It is
+ *    the owner's word, so it is a hint that may only lower the share (see
+ *    mg_contract_share()); lowering it only ever hurts its owner.
+ *  - trusted.memguard.fence: the memory.high a cgroup had before memguardd
+ *    fenced it in, so that a restarted memguardd lifts its own fences. A
+ *    user.memguard.throttled (what older versions wrote) is ignored: set in
+ *    advance by a user it would stop the fence from ever applying.
+ *  - user.memguard.killed: memguardd's reason, set before it kills, read by
+ *    the launcher for its summary. It stays user.*: a launcher that is not
+ *    root must read it, and a forged one only misleads its owner's own
+ *    report. It decides nothing. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MG_XATTR_SHARE "trusted.memguard.share"
+#define MG_XATTR_SHARE_HINT "user.memguard.share"
+#define MG_XATTR_FENCE "trusted.memguard.fence"
+#define MG_XATTR_KILLED "user.memguard.killed"
+
+/* Records share (bytes, > 0): trusted.memguard.share when the caller may
+ * (root), else user.memguard.share. Returns 1 for the trusted one, 0 for
+ * the hint, or -errno when neither could be set. */
+int mg_contract_set_share(int cgfd, uint64_t share);
+
+/* trusted.memguard.share and user.memguard.share. Return 0 with the bytes,
+ * -ENODATA when missing, 0, or not a number, or -errno. */
+int mg_contract_get_share(int cgfd, uint64_t *ret_share);
+int mg_contract_get_share_hint(int cgfd, uint64_t *ret_share);
+
+/* The share memguardd judges a cgroup by, each input 0 when unknown: the
+ * trusted share, else the root-owned limit (the tightest memory.max whose
+ * file root owns, on the cgroup or an ancestor); the hint may lower that,
+ * and stands alone when neither is known (it can only make its owner's task
+ * look further over). 0: unknown. */
+uint64_t mg_contract_share(uint64_t trusted, uint64_t root_limit, uint64_t hint);
+
+/* user.memguard.killed. get copies the reason into buf (terminated, cut to
+ * size - 1) and returns its length, -ENODATA when there is none, or -errno. */
+int mg_contract_set_killed(int cgfd, const char *why);
+int mg_contract_get_killed(int cgfd, char *buf, size_t size);
+
+/* trusted.memguard.fence: the saved memory.high ("max" or decimal bytes).
+ * get returns the length as mg_contract_get_killed() does; -ENODATA means
+ * not fenced. clear returns 0 when there was none. */
+int mg_contract_set_fence(int cgfd, const char *saved_high);
+int mg_contract_get_fence(int cgfd, char *buf, size_t size);
+int mg_contract_clear_fence(int cgfd);

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Tested as an attacker would (issue 13): two ordinary users, each with a
+# delegated job cgroup under the guard glob and a task in it. The attacker
+# forges, on the task cgroup they own, everything memguardd used to trust: a
+# user.memguard.share of 2^64-1, a user.memguard.throttled set in advance,
+# memory.max "max", and a process named sshd beside their runaway. When
+# memory runs short memguardd must fence and kill the attacker's task, judged
+# by the limit root set on their job, and leave the victim's alone.
+. "$(dirname "$0")/lib.sh"
+enable_root_controllers
+. "$(dirname "$0")/daemon_lib.sh"
+
+jobs=$cgroot/mgtrust
+cleanup() {
+	stop_daemon
+	for cg in "$jobs"/job-*/task; do
+		echo 1 >"$cg/cgroup.kill" 2>/dev/null || true
+	done
+	sleep 0.3
+	rmdir "$jobs"/job-*/task "$jobs"/job-* "$jobs" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+for u in mgvictim mgattacker; do
+	id "$u" >/dev/null 2>&1 || useradd -M -N -s /bin/sh "$u"
+done
+# as USER CMD...: CMD as USER, as a job's processes run.
+as() {
+	local u=$1
+	shift
+	setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- "$@"
+}
+# Binaries the users may run (the build tree may not be theirs to read).
+chmod 755 "$work"
+mkdir "$work/bin" "$work/attacker"
+cp "$memhog" "$work/bin/memhog"
+cp /bin/sleep "$work/attacker/sshd"
+chown -R mgattacker "$work/attacker"
+
+# The batch system's part, as root: a job cgroup per user with a limit only
+# root can change, delegated as systemd delegates (the directory,
+# cgroup.procs, cgroup.subtree_control and cgroup.threads; memory.max stays
+# root's).
+mkdir "$jobs"
+echo +memory >"$jobs/cgroup.subtree_control"
+delegate() { # USER JOB LIMIT
+	mkdir "$jobs/$2"
+	echo "$3" >"$jobs/$2/memory.max"
+	chown "$1" "$jobs/$2" "$jobs/$2/cgroup.procs" "$jobs/$2/cgroup.subtree_control" \
+		"$jobs/$2/cgroup.threads"
+}
+delegate mgvictim job-v $((1024 << 20))
+delegate mgattacker job-a $((800 << 20))
+
+# The users' part: each makes a task cgroup in their own job ...
+as mgvictim sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-v"
+as mgattacker sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-a"
+# ... and the attacker forges on theirs.
+as mgattacker python3 - "$jobs/job-a/task" <<-'PY'
+	import os, sys
+	task = sys.argv[1]
+	os.setxattr(task, "user.memguard.share", b"18446744073709551615")
+	os.setxattr(task, "user.memguard.throttled", b"max")
+	with open(os.path.join(task, "memory.max"), "w") as f:
+	    f.write("max\n")
+PY
+[ "$(stat -c %U "$jobs/job-a/task/memory.max")" = mgattacker ] || fail "the attacker does not own their memory.max"
+
+start_daemon "guard = mgtrust/*/*"
+
+# run_in CGROUP USER CMD...: CMD as USER in CGROUP (placed there by root, as
+# a batch system places a job's processes).
+run_in() {
+	local cg=$1 u=$2
+	shift 2
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" \
+		setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- "$@"
+}
+# The victim: 250 MiB, a quarter of their job's limit, held until the end.
+run_in "$jobs/job-v/task" mgvictim "$work/bin/memhog" -H 600000 250 &
+victim=$!
+# The attacker: a process named sshd, and a task that grows without end.
+run_in "$jobs/job-a/task" mgattacker "$work/attacker/sshd" 300 &
+renamed=$!
+sleep 0.5
+run_in "$jobs/job-a/task" mgattacker "$work/bin/memhog" -d 20 inf &
+attacker=$!
+
+attacker_status=0
+wait "$attacker" || attacker_status=$?
+note "the attacker's runaway ended after ${SECONDS}s"
+# The victim must still be there once memory is back.
+sleep 1
+victim_alive=yes
+kill -0 "$victim" 2>/dev/null || victim_alive=no
+for cg in "$jobs"/job-*/task; do
+	echo 1 >"$cg/cgroup.kill"
+done
+wait "$victim" "$renamed" 2>/dev/null || true
+stop_daemon
+sed 's/^/    /' "$work/daemon.log"
+[ -s "$work/kills.jsonl" ] && sed 's/^/    kill: /' "$work/kills.jsonl"
+
+assert_eq "$victim_alive" yes "the victim's task alive"
+assert_eq "$attacker_status" 137 "the attacker's runaway status (SIGKILL)"
+grep -q '"cgroup":"mgtrust/job-a/task"' "$work/kills.jsonl" 2>/dev/null ||
+	fail "memguardd did not kill the attacker's task"
+! grep -q 'mgtrust/job-v' "$work/kills.jsonl" || fail "memguardd killed the victim's task"
+# Judged by root's limit on the job, not the forged share.
+assert_eq "$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["cgroup"] == "mgtrust/job-a/task": print(r["share_bytes"]); break' "$work/kills.jsonl")" \
+	$((800 << 20)) "the attacker's share"
+# The forged user.memguard.throttled did not stand for a fence: it was fenced for real first.
+assert_contains "$work/daemon.log" "throttling cgroup mgtrust/job-a/task" "the attacker was fenced"
+! grep -q "throttling cgroup mgtrust/job-v" "$work/daemon.log" || fail "the victim was fenced"
