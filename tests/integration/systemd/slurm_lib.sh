@@ -182,6 +182,21 @@ slurm_job_out() {
 	echo "$(getent passwd "$slurm_user" | cut -d: -f6)/job-$1.out"
 }
 
+# slurm_assert_gone ID: no process of the job's user and no cgroup of the job outlives it (bounded:
+# Slurm's SIGKILL of the step follows the batch shell's exit, and it removes the cgroups after).
+slurm_assert_gone() {
+	local id=$1 uid i left
+	uid=$(id -u "$slurm_user")
+	for ((i = 0; i < 30; i++)); do
+		pgrep -u "$uid" >/dev/null || [ -n "$(slurm_job_cgroups "$id")" ] || break
+		sleep 1
+	done
+	left=$(pgrep -a -u "$uid" || true)
+	[ -z "$left" ] || slurm_fail "processes of $slurm_user outlived job $id: $left"
+	left=$(slurm_job_cgroups "$id")
+	[ -z "$left" ] || slurm_fail "job $id's cgroup is left behind: $left"
+}
+
 # slurm_job_cgroups ID: the cgroup directories Slurm made for the job (none once it has cleaned up).
 slurm_job_cgroups() {
 	find "$cgroot" -maxdepth 3 -type d -path "*slurmstepd.scope/job_$1" 2>/dev/null

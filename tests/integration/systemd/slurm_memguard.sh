@@ -79,6 +79,7 @@ grep -q "memguard: 4 succeeded, 0 failed" "$out" || slurm_fail "job $id: no '4 s
 if [ "$EXPECT_MODE" = degraded ]; then
 	grep -q "running without cgroups" "$out" || slurm_fail "job $id: degraded, but memguard did not say why"
 fi
+slurm_assert_gone "$id"
 
 # ---- 2. a runaway among steady tasks -----------------------------------------------------------
 # Task 2 grows until stopped (1 MiB every 20 ms); the others hold 16 MiB for 3 s.
@@ -115,6 +116,7 @@ slurm_assert_eq "$(slurm_jobcomp_field "$id" JobState)" FAILED "job $id state (j
 grep -q "memguard: 3 succeeded, 1 failed" "$out" || slurm_fail "job $id: no '3 succeeded, 1 failed' summary"
 awk '$1 == 2' "$out" | grep -qF -- "$reason" ||
 	slurm_fail "job $id: the summary table does not name task 2 with its reason"
+slurm_assert_gone "$id"
 
 # ---- 3. scancel, memguard not exec'd -----------------------------------------------------------
 # Slurm sends SIGTERM to the batch shell only, then SIGKILLs what is left in the step's cgroup: a
@@ -139,23 +141,14 @@ out=$(slurm_job_out "$id")
 sed 's/^/    job: /' "$out"
 slurm_assert_eq "$(slurm_field "$id" JobState)" CANCELLED "job $id state (scontrol)"
 slurm_assert_eq "$(slurm_jobcomp_field "$id" JobState)" CANCELLED "job $id state (jobcomp)"
-# Nothing of the user's survives the job (bounded: Slurm's SIGKILL follows the shell's exit).
-for ((i = 0; i < 30; i++)); do
-	pgrep -u "$uid" >/dev/null || break
-	sleep 1
-done
-left=$(pgrep -a -u "$uid" || true)
-[ -z "$left" ] || slurm_fail "processes of $slurm_user outlived job $id: $left"
+# Nothing of the user's survives the job: no task, no launcher, no cgroup.
+slurm_assert_gone "$id"
 [ ! -e "/proc/$launcher" ] || slurm_fail "memguard (pid $launcher) outlived job $id"
 # Today: the launcher was SIGKILLed, so there is no report and no summary, and the shell did not go on.
-[ ! -e "$home/r3.json" ] || slurm_fail "job $id: a report exists; today the launcher is SIGKILLed before it writes one"
+left=$(find "$home" -maxdepth 1 -name 'r3.json*')
+[ -z "$left" ] || slurm_fail "job $id: $left exists; today the launcher is SIGKILLed before it writes a report"
 ! grep -q "succeeded, .* failed" "$out" || slurm_fail "job $id: memguard printed a summary; today it is SIGKILLed"
 ! grep -q "after memguard" "$out" || slurm_fail "job $id: the batch shell outlived the SIGTERM"
-for ((i = 0; i < 30; i++)); do
-	[ -z "$(slurm_job_cgroups "$id")" ] && break
-	sleep 1
-done
-[ -z "$(slurm_job_cgroups "$id")" ] || slurm_fail "job $id's cgroup is left behind: $(slurm_job_cgroups "$id")"
 left=$(find "$cgroot" -type d \( -name 'run-*' -o -name 'task-*' \) 2>/dev/null || true)
 [ -z "$left" ] || slurm_fail "memguard cgroups left behind: $left"
 note "[${SECONDS}s] all 3 jobs as expected (mode $EXPECT_MODE)"
