@@ -3,7 +3,8 @@
 #   1. a strict build (-Werror) and the cmocka unit tests,
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer,
 #   3. clang-format and cppcheck over the sources,
-#   4. the integration tests in a throwaway VM with a real cgroup v2 kernel,
+#   4. the integration tests in a throwaway VM with a real cgroup v2 kernel, then the systemd unit
+#      and memguard under a real Slurm in a VM with systemd as PID 1,
 #   5. the benchmark smoke run, so the benchmark cannot rot.
 # Nothing is skipped: a step that cannot run fails.
 set -euo pipefail
@@ -41,8 +42,10 @@ packaging/pbs/test-hooks.sh
 step "integration tests in a VM (real cgroup v2, PSI, memory pressure)"
 tests/vm/run-suite.sh
 
-step "the systemd unit in a VM with systemd as PID 1"
-tests/vm/run-suite.sh --systemd tests/integration/systemd/*.sh
+step "the systemd unit and a real Slurm in a VM with systemd as PID 1"
+# The executable tests only (slurm_lib.sh is sourced); Slurm needs the memory and a few minutes.
+MEMGUARD_SUITE_TESTS='tests/integration/systemd/*.sh' \
+	tests/vm/run-suite.sh --systemd --mem 1536 --test-timeout 600
 
 step "benchmark smoke run (the full one is bench/run.sh, outside CI)"
 bench/run.sh --smoke

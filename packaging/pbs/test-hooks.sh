@@ -296,6 +296,18 @@ kill -KILL "$bg_pid"
 bg_pid=
 : >"$jobs_dir/95.server/job/cgroup.procs"
 
+# Kernels before 5.19 have no memory.peak: the epilogue says so, and still
+# reports, kills and removes.
+run "$prologue" 96.server "$juser" "$jgroup"
+mkdir "$jobs_dir/96.server/run-7/" "$jobs_dir/96.server/run-7/task-0"
+rm "$jobs_dir/96.server/memory.peak" "$jobs_dir/96.server/run-7/memory.peak" "$jobs_dir/96.server/run-7/task-0/memory.peak"
+run "$epilogue" 96.server "$juser" "$jgroup"
+check "no memory.peak: epilogue exits 0" test "$rc" = 0
+check "no memory.peak: no errors" test ! -s "$tmp/err"
+check "no memory.peak: the summary says so" \
+	content "$tmp/out" "memguard: job 96.server: memory.peak not available (kernel before 5.19), memory.max max, oom_kill 0, oom 0, max 0"
+check "no memory.peak: cgroup removed" test ! -e "$jobs_dir/96.server"
+
 for j in 77.pbspro "88[3].server" 89.server 95.server; do
 	run "$epilogue" "$j"
 	check "epilogue $j exits 0" test "$rc" = 0
