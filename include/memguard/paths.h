@@ -10,6 +10,12 @@
  * the node (systemd's RuntimeDirectory=memguard creates the directory). */
 #define MG_DAEMON_PIDFILE "/run/memguard/memguardd.pid"
 
+/* memguardd's placement service (a systemd socket unit binds it on systemd
+ * nodes, memguardd itself elsewhere). The variable overrides it, for tests:
+ * for the launcher it only ever changes the caller's own run. */
+#define MG_PLACE_SOCKET "/run/memguard/place.sock"
+#define MG_PLACE_SOCKET_ENV "MEMGUARD_PLACE_SOCKET"
+
 /* Extended attributes on task cgroups: what the launcher and the daemon tell
  * each other, kept in the cgroup tree so a daemon restart loses nothing. */
 #define MG_XATTR_SHARE "user.memguard.share"         /* the task's share, decimal bytes */
