@@ -254,7 +254,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (cgroups)
-		snprintf(mode, sizeof(mode), "cgroup %s/%s, %s shares, %s", placement.mount, placement.run,
+		snprintf(mode, sizeof(mode), "cgroup %s/%s%s%s, %s shares, %s", placement.mount,
+		         placement.run, placement.placed_by[0] ? ", " : "", placement.placed_by,
 		         share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
 		         cap_run ? "the run capped at the usable memory" : "memguardd takes memory back");
 	if (opt.explain)
@@ -319,6 +320,7 @@ int main(int argc, char **argv)
 	        .mode = cgroups ? "cgroup" : "degraded",
 	        .shares = cgroups && share_mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
 	        .where = cgroups ? placement.run : why,
+	        .placed_by = placement.placed_by,
 	        .share = budget.share,
 	        .budget = budget.usable,
 	        .run_capped = cap_run,
