@@ -204,7 +204,7 @@ int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t sh
 {
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
 	uint64_t high = current + allowance, before;
-	char h[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], saved[32];
+	char h[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], saved[32], err[PATH_MAX + 128];
 	int r;
 
 	if (cgfd < 0)
@@ -223,9 +223,9 @@ int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t sh
 		snprintf(saved, sizeof(saved), "%" PRIu64, before);
 	if (fsetxattr(cgfd, MG_XATTR_THROTTLED, saved, strlen(saved), 0) < 0)
 		log_debug("set %s on %s: %s", MG_XATTR_THROTTLED, path, strerror(errno));
-	if ((r = mg_cg_write_size(cgfd, path, "memory.high", high)) < 0) {
+	if ((r = mg_cg_write_size(cgfd, path, "memory.high", high, err, sizeof(err))) < 0) {
 		(void)fremovexattr(cgfd, MG_XATTR_THROTTLED);
-		return r;
+		return mg_log_errno(LOG_WARNING, r, "%s", err);
 	}
 	log_warn("throttling cgroup %s: memory.high %s (memory.current %s)", path, mg_size_format(high, h),
 	         mg_size_format(current, c));
@@ -250,14 +250,14 @@ static void saved_high(int cgfd, char *buf, size_t size)
 int mg_act_unthrottle(int mountfd, const char *path)
 {
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
-	char high[32];
+	char high[32], err[PATH_MAX + 128];
 	int r;
 
 	if (cgfd < 0)
 		return cgfd == -ENOENT ? 0 : cgfd;
 	saved_high(cgfd, high, sizeof(high));
-	if ((r = mg_cg_write(cgfd, path, "memory.high", high)) < 0)
-		return r;
+	if ((r = mg_cg_write(cgfd, path, "memory.high", high, err, sizeof(err))) < 0)
+		return mg_log_errno(LOG_WARNING, r, "%s", err);
 	(void)fremovexattr(cgfd, MG_XATTR_THROTTLED);
 	log_info("cgroup %s: memory.high back to %s", path, high);
 	return 0;

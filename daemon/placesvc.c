@@ -440,7 +440,7 @@ static int create_run(struct mg_placesvc *s, const struct ucred *cred, uint64_t 
 	char path[PATH_MAX + 96];
 	int r;
 
-	if ((r = mg_cg_enable_controllers(s->mountfd, s->mount, CONTROLLERS)) < 0)
+	if ((r = mg_cg_enable_controllers(s->mountfd, s->mount, CONTROLLERS, NULL, 0)) < 0)
 		return r;
 	parent = mg_cg_open(s->mountfd, MG_PLACE_RUNS_PARENT);
 	if (parent == -ENOENT)
@@ -448,7 +448,7 @@ static int create_run(struct mg_placesvc *s, const struct ucred *cred, uint64_t 
 	if (parent < 0)
 		return parent;
 	snprintf(path, sizeof(path), "%s/%s", s->mount, MG_PLACE_RUNS_PARENT);
-	if ((r = mg_cg_enable_controllers(parent, path, CONTROLLERS)) < 0)
+	if ((r = mg_cg_enable_controllers(parent, path, CONTROLLERS, NULL, 0)) < 0)
 		return r;
 	for (unsigned tries = 0; tries < 1000; tries++) {
 		snprintf(ret_name, size, MG_PLACE_RUN_PREFIX "%u-%u", (unsigned)cred->uid, ++s->seq);
@@ -459,8 +459,8 @@ static int create_run(struct mg_placesvc *s, const struct ucred *cred, uint64_t 
 	if (run < 0)
 		return run;
 	snprintf(path, sizeof(path), "%s/%s/%s", s->mount, MG_PLACE_RUNS_PARENT, ret_name);
-	if ((limit != MG_SIZE_UNLIMITED && (r = mg_cg_write_size(run, path, "memory.max", limit)) < 0) ||
-	    (r = mg_cg_enable_controllers(run, path, CONTROLLERS)) < 0 ||
+	if ((limit != MG_SIZE_UNLIMITED && (r = mg_cg_write_size(run, path, "memory.max", limit, NULL, 0)) < 0) ||
+	    (r = mg_cg_enable_controllers(run, path, CONTROLLERS, NULL, 0)) < 0 ||
 	    (r = leaf = mg_cg_create(run, MG_PLACE_SUPERVISOR_LEAF)) < 0 ||
 	    (r = delegate(run, cred->uid, cred->gid)) < 0 || (r = delegate(leaf, cred->uid, cred->gid)) < 0) {
 		(void)mg_cg_remove(parent, ret_name);

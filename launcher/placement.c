@@ -55,9 +55,9 @@ static int open_parent(int mountfd, const char *path, const char *mount, char *w
 		snprintf(why, whysize, "controller memory not enabled in the parent of %s", full);
 		return -ENOENT;
 	}
-	r = mg_cg_enable_controllers(fd, full, CONTROLLERS);
+	r = mg_cg_enable_controllers(fd, full, CONTROLLERS, why, whysize);
 	if (r < 0)
-		return reason(why, whysize, r, "enable " CONTROLLERS " in %s", full);
+		return r;
 	return TAKE_FD(fd);
 }
 
@@ -168,9 +168,9 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 		snprintf(base, sizeof(base), "%s", cgroup_parent + strspn(cgroup_parent, "/"));
 	} else if (geteuid() == 0) {
 		/* The mount root may hold processes and still enable controllers. */
-		r = mg_cg_enable_controllers(pl->mountfd, pl->mount, CONTROLLERS);
+		r = mg_cg_enable_controllers(pl->mountfd, pl->mount, CONTROLLERS, why, whysize);
 		if (r < 0)
-			return reason(why, whysize, r, "enable " CONTROLLERS " in %s", pl->mount);
+			return r;
 		snprintf(base, sizeof(base), "%s", cfg->parent);
 	} else {
 		/* Any other user: only inside a subtree delegated to us. */
@@ -207,10 +207,10 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 	}
 	if (pl->runfd < 0)
 		return reason(why, whysize, pl->runfd, "create cgroup %s", pl->run);
-	r = mg_cg_enable_controllers(pl->runfd, pl->run, CONTROLLERS);
+	r = mg_cg_enable_controllers(pl->runfd, pl->run, CONTROLLERS, why, whysize);
 	if (r < 0) {
 		mg_placement_teardown(pl);
-		return reason(why, whysize, r, "enable " CONTROLLERS " in %s", pl->run);
+		return r;
 	}
 	/* Creating cgroups is not enough: the tasks must be allowed in. */
 	if ((r = probe_run(pl, why, whysize)) < 0)
@@ -219,29 +219,31 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 }
 
 /* memory.swap.max exists only with swap accounting; without it there is nothing to limit. */
-static int write_swap_max(int fd, const char *path, uint64_t bytes)
+static int write_swap_max(int fd, const char *path, uint64_t bytes, char *err, size_t errsize)
 {
 	if (faccessat(fd, "memory.swap.max", F_OK, 0) < 0)
 		return 0;
-	return mg_cg_write_size(fd, path, "memory.swap.max", bytes);
+	return mg_cg_write_size(fd, path, "memory.swap.max", bytes, err, errsize);
 }
 
 int mg_placement_limit_run(struct mg_placement *pl, uint64_t max, uint64_t swap_max)
 {
-	char path[2 * PATH_MAX + 96];
+	char path[2 * PATH_MAX + 96], err[2 * PATH_MAX + 192];
 	int r;
 
 	/* memguardd set a placed run's memory.max, root's, from the job's limit. */
 	if (pl->placed)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", pl->mount, pl->run);
-	r = mg_cg_write_size(pl->runfd, path, "memory.max", max);
-	return r < 0 ? r : write_swap_max(pl->runfd, path, swap_max);
+	r = mg_cg_write_size(pl->runfd, path, "memory.max", max, err, sizeof(err));
+	if (r >= 0)
+		r = write_swap_max(pl->runfd, path, swap_max, err, sizeof(err));
+	return r < 0 ? mg_log_errno(LOG_ERR, r, "%s", err) : r;
 }
 
 int mg_placement_task_create(struct mg_placement *pl, const char *name, const struct mg_task_limits *lim)
 {
-	char path[2 * PATH_MAX + 160];
+	char path[2 * PATH_MAX + 160], err[2 * PATH_MAX + 256];
 	_cleanup_close_ int fd = -1;
 	int r;
 
@@ -249,14 +251,11 @@ int mg_placement_task_create(struct mg_placement *pl, const char *name, const st
 	fd = mg_cg_create(pl->runfd, name);
 	if (fd < 0)
 		return mg_log_errno(LOG_ERR, fd, "create cgroup %s: %m", path);
-	if ((r = mg_cg_write_size(fd, path, "memory.max", lim->max)) < 0)
-		return r;
-	if (lim->high && (r = mg_cg_write_size(fd, path, "memory.high", lim->high)) < 0)
-		return r;
-	if ((r = write_swap_max(fd, path, lim->swap_max)) < 0)
-		return r;
-	if (lim->oom_group && (r = mg_cg_write(fd, path, "memory.oom.group", "1")) < 0)
-		return r;
+	if ((r = mg_cg_write_size(fd, path, "memory.max", lim->max, err, sizeof(err))) < 0 ||
+	    (lim->high && (r = mg_cg_write_size(fd, path, "memory.high", lim->high, err, sizeof(err))) < 0) ||
+	    (r = write_swap_max(fd, path, lim->swap_max, err, sizeof(err))) < 0 ||
+	    (lim->oom_group && (r = mg_cg_write(fd, path, "memory.oom.group", "1", err, sizeof(err))) < 0))
+		return mg_log_errno(LOG_ERR, r, "%s", err);
 	/* memguardd judges a task against its share; in the tree, it survives a daemon restart. */
 	char share[24];
 	int len = snprintf(share, sizeof(share), "%" PRIu64, lim->share);

@@ -1,7 +1,7 @@
 /* Which language runtime a task runs, and the heap flags and rlimits that fit
- * its share. Detection reads the command (and the file it names); flag
- * generation is a pure function of the runtime, the share and the user's
- * environment and arguments. */
+ * its share. Detection (runtime.c) reads the command (and the file it names);
+ * flag generation (heapflags.c) is a pure function of the runtime, the share
+ * and the user's environment and arguments. */
 #pragma once
 
 #include <stdbool.h>
@@ -25,6 +25,10 @@ const char *mg_runtime_name(enum mg_runtime rt);
 /* Accepts the names above plus aliases ("python", "java", "golang", "nodejs");
  * -EINVAL for anything else. */
 int mg_runtime_from_name(const char *name, enum mg_runtime *ret);
+
+/* The runtime a program's basename names (python3.11, pypy3, java, node20,
+ * Rscript ...), or MG_RUNTIME_GENERIC for any other name. Pure. */
+enum mg_runtime mg_runtime_from_program_name(const char *base);
 
 /* Detects the runtime of argv (NULL-terminated): the program's basename
  * (python3.11, pypy3, java, node, Rscript, dotnet ...), through wrappers

@@ -1,3 +1,4 @@
+/* Cgroup v2 operations on directory fds (create, remove, controllers, files, kill) and /proc/PID/cgroup. */
 #include "memguard/cgroup.h"
 
 #include <dirent.h>
@@ -5,12 +6,12 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "memguard/log.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -136,7 +137,20 @@ int mg_cg_has_controller(int cgfd, const char *controller)
 	return word_in_list(buf, controller);
 }
 
-int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controllers)
+/* Writes the reason for a failure into err (when given) and returns r. */
+__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errsize, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errsize > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controllers, char *err, size_t errsize)
 {
 	char spec[256] = "", name[32];
 	const char *p = controllers;
@@ -145,17 +159,18 @@ int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controlle
 	while (*p) {
 		size_t len = strcspn(p, " ");
 		if (len >= sizeof(name) || strlen(spec) + len + 3 >= sizeof(spec))
-			return mg_log_errno(LOG_ERR, EINVAL, "enable controllers \"%s\" in %s: name too long",
-			                    controllers, cgpath);
+			return fail(err, errsize, -EINVAL, "enable controllers \"%s\" in %s: name too long",
+			            controllers, cgpath);
 		if (len > 0) {
 			memcpy(name, p, len);
 			name[len] = '\0';
 			r = mg_cg_has_controller(cgfd, name);
 			if (r < 0)
-				return mg_log_errno(LOG_ERR, r, "read %s/cgroup.controllers: %m", cgpath);
+				return fail(err, errsize, r, "read %s/cgroup.controllers: %s", cgpath,
+				            strerror(-r));
 			if (r == 0)
-				return mg_log_errno(LOG_ERR, ENOENT, "controller %s not enabled in %s", name,
-				                    cgpath);
+				return fail(err, errsize, -ENOENT, "controller %s not enabled in %s", name,
+				            cgpath);
 			strcat(spec, spec[0] ? " +" : "+");
 			strcat(spec, name);
 		}
@@ -165,13 +180,13 @@ int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controlle
 	}
 	r = mg_write_file_at(cgfd, "cgroup.subtree_control", spec);
 	if (r == -EBUSY)
-		return mg_log_errno(LOG_ERR, r,
-		                    "cannot enable %s for children of %s: it holds processes "
-		                    "(cgroup v2 allows no internal processes)",
-		                    controllers, cgpath);
+		return fail(err, errsize, r,
+		            "cannot enable %s for children of %s: it holds processes "
+		            "(cgroup v2 allows no internal processes)",
+		            controllers, cgpath);
 	if (r < 0)
-		return mg_log_errno(LOG_ERR, r, "write \"%s\" to %s/cgroup.subtree_control: %m", spec,
-		                    cgpath);
+		return fail(err, errsize, r, "write \"%s\" to %s/cgroup.subtree_control: %s", spec, cgpath,
+		            strerror(-r));
 	return 0;
 }
 
@@ -187,7 +202,7 @@ static bool controller_of(const char *file, char *buf, size_t size)
 	return true;
 }
 
-int mg_cg_write(int cgfd, const char *cgpath, const char *file, const char *value)
+int mg_cg_write(int cgfd, const char *cgpath, const char *file, const char *value, char *err, size_t errsize)
 {
 	char controller[32];
 	int r = mg_write_file_at(cgfd, file, value);
@@ -202,13 +217,14 @@ int mg_cg_write(int cgfd, const char *cgpath, const char *file, const char *valu
 		if (parent >= 0 &&
 		    mg_read_small_at(parent, "cgroup.subtree_control", sub, sizeof(sub)) >= 0 &&
 		    !word_in_list(sub, controller))
-			return mg_log_errno(LOG_ERR, r, "controller %s not enabled in the parent of %s",
-			                    controller, cgpath);
+			return fail(err, errsize, r, "controller %s not enabled in the parent of %s",
+			            controller, cgpath);
 	}
-	return mg_log_errno(LOG_ERR, r, "write \"%s\" to %s/%s: %m", value, cgpath, file);
+	return fail(err, errsize, r, "write \"%s\" to %s/%s: %s", value, cgpath, file, strerror(-r));
 }
 
-int mg_cg_write_size(int cgfd, const char *cgpath, const char *file, uint64_t bytes)
+int mg_cg_write_size(int cgfd, const char *cgpath, const char *file, uint64_t bytes, char *err,
+                     size_t errsize)
 {
 	char buf[32];
 
@@ -216,7 +232,7 @@ int mg_cg_write_size(int cgfd, const char *cgpath, const char *file, uint64_t by
 		snprintf(buf, sizeof(buf), "max");
 	else
 		snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
-	return mg_cg_write(cgfd, cgpath, file, buf);
+	return mg_cg_write(cgfd, cgpath, file, buf, err, errsize);
 }
 
 int mg_cg_read_u64(int cgfd, const char *file, uint64_t *ret)

@@ -1,3 +1,4 @@
+/* memguard.conf: defaults, parsing of the INI file and its conf.d drop-ins, and validation. */
 #include "memguard/config.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* Finding the mounted cgroup hierarchy that carries the memory controller, from mountinfo. */
 #include "memguard/locate.h"
 
 #include <errno.h>

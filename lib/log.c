@@ -1,3 +1,4 @@
+/* Logging to stderr or the journal, with a level and structured fields. */
 #include "memguard/log.h"
 
 #include <errno.h>

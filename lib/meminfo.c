@@ -1,3 +1,4 @@
+/* Parsing and reading /proc/meminfo into bytes. */
 #include "memguard/meminfo.h"
 
 #include "memguard/util.h"

@@ -1,3 +1,4 @@
+/* Process table snapshots from /proc/<pid>/stat for the RSS watchdog. */
 #include "memguard/procstat.h"
 
 #include <dirent.h>

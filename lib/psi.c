@@ -1,3 +1,4 @@
+/* Pressure stall information: parsing pressure files and arming PSI triggers. */
 #include "memguard/psi.h"
 
 #include <fcntl.h>

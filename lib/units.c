@@ -1,3 +1,4 @@
+/* Parsing and formatting sizes ("4G", "80%", "max") and durations ("10s"). */
 #include "memguard/units.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Small shared helpers: whole-file I/O relative to a directory fd, keyed-file lookups, number parsing. */
 #include "memguard/util.h"
 
 #include <fcntl.h>

@@ -36,18 +36,24 @@ int mg_cg_remove(int dirfd, const char *name);
 /* True when cgfd's cgroup.controllers lists controller. */
 int mg_cg_has_controller(int cgfd, const char *controller);
 
-/* Enables controllers ("memory pids") for cgfd's children. Fails with a
- * logged reason: a controller missing from cgfd/cgroup.controllers, or
- * -EBUSY when cgfd itself holds processes (no internal processes rule).
- * cgpath is only for messages. */
-int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controllers);
+/* Enables controllers ("memory pids") for cgfd's children. Returns 0, or
+ * -ENOENT for a controller missing from cgfd/cgroup.controllers, -EBUSY when
+ * cgfd itself holds processes (no internal processes rule), -EINVAL for a
+ * name too long, or the -errno of a failed read or write. On failure a
+ * one-line reason goes to err (when err is not NULL); nothing is logged:
+ * the caller decides how loud it is. cgpath is only for messages. */
+int mg_cg_enable_controllers(int cgfd, const char *cgpath, const char *controllers, char *err,
+                             size_t errsize);
 
-/* Writes one cgroup file in one write(). On ENOENT/EACCES/EPERM for a
- * controller file, logs what is really missing. cgpath is for messages. */
-int mg_cg_write(int cgfd, const char *cgpath, const char *file, const char *value);
+/* Writes one cgroup file in one write(). Returns 0 or -errno; on failure a
+ * one-line reason goes to err (when not NULL), naming what is really missing
+ * for ENOENT/EACCES/EPERM on a controller file ("controller memory not
+ * enabled in the parent of ..."). Logs nothing. cgpath is for messages. */
+int mg_cg_write(int cgfd, const char *cgpath, const char *file, const char *value, char *err, size_t errsize);
 
-/* Writes a size, as "max" for MG_SIZE_UNLIMITED. */
-int mg_cg_write_size(int cgfd, const char *cgpath, const char *file, uint64_t bytes);
+/* Writes a size, as "max" for MG_SIZE_UNLIMITED: mg_cg_write() otherwise. */
+int mg_cg_write_size(int cgfd, const char *cgpath, const char *file, uint64_t bytes, char *err,
+                     size_t errsize);
 
 /* Reads a one-number file such as memory.current; "max" is MG_SIZE_UNLIMITED. */
 int mg_cg_read_u64(int cgfd, const char *file, uint64_t *ret);

@@ -37,7 +37,7 @@ int itest_mount_fd(void)
 	if (fd < 0)
 		fail_msg("open %s: %s", m.path, strerror(-fd));
 	mg_cgroup_mount_done(&m);
-	assert_int_equal(mg_cg_enable_controllers(fd, "cgroup root", "memory pids"), 0);
+	assert_int_equal(mg_cg_enable_controllers(fd, "cgroup root", "memory pids", NULL, 0), 0);
 	return fd;
 }
 

@@ -88,12 +88,12 @@ static void internal_process_rule_is_explained(void **state)
 	pid_t a = spawn_family(cg, 0);
 	while (count_procs(cg) < 1)
 		usleep(1000);
-	assert_int_equal(mg_cg_enable_controllers(cg, "/memguard-itest-busy", "memory"), -EBUSY);
+	assert_int_equal(mg_cg_enable_controllers(cg, "/memguard-itest-busy", "memory", NULL, 0), -EBUSY);
 	/* Moved out into a leaf, the parent may enable controllers. */
 	int leaf = mg_cg_create(cg, "leaf");
 	assert_true(leaf >= 0);
 	assert_int_equal(mg_cg_move_pid(leaf, a), 0);
-	assert_int_equal(mg_cg_enable_controllers(cg, "/memguard-itest-busy", "memory pids"), 0);
+	assert_int_equal(mg_cg_enable_controllers(cg, "/memguard-itest-busy", "memory pids", NULL, 0), 0);
 	assert_int_equal(mg_cg_has_controller(leaf, "memory"), 1);
 	kill(a, SIGKILL);
 	assert_int_equal(waitpid(a, &status, 0), a);

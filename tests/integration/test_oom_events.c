@@ -22,8 +22,8 @@ static void oom_kill_is_counted(void **state)
 	uint64_t max, peak;
 	int status;
 
-	assert_int_equal(mg_cg_write_size(cg, path, "memory.max", 64ull << 20), 0);
-	assert_int_equal(mg_cg_write_size(cg, path, "memory.swap.max", 0), 0);
+	assert_int_equal(mg_cg_write_size(cg, path, "memory.max", 64ull << 20, NULL, 0), 0);
+	assert_int_equal(mg_cg_write_size(cg, path, "memory.swap.max", 0, NULL, 0), 0);
 	assert_int_equal(mg_cg_read_u64(cg, "memory.max", &max), 0);
 	assert_int_equal(max, 64ull << 20);
 
@@ -50,7 +50,7 @@ static void within_limit_no_oom(void **state)
 	struct mg_memory_events ev;
 	int status;
 
-	assert_int_equal(mg_cg_write_size(cg, path, "memory.max", 64ull << 20), 0);
+	assert_int_equal(mg_cg_write_size(cg, path, "memory.max", 64ull << 20, NULL, 0), 0);
 	pid_t pid = itest_spawn_toucher(cg, 16ull << 20, 2);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
@@ -71,8 +71,8 @@ static void oom_group_kills_all(void **state)
 	struct mg_memory_events ev;
 	int status;
 
-	assert_int_equal(mg_cg_write_size(cg, path, "memory.max", 64ull << 20), 0);
-	assert_int_equal(mg_cg_write(cg, path, "memory.oom.group", "1"), 0);
+	assert_int_equal(mg_cg_write_size(cg, path, "memory.max", 64ull << 20, NULL, 0), 0);
+	assert_int_equal(mg_cg_write(cg, path, "memory.oom.group", "1", NULL, 0), 0);
 	pid_t idle = fork();
 	assert_true(idle >= 0);
 	if (idle == 0) {

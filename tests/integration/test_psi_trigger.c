@@ -25,8 +25,8 @@ static void trigger_fires_under_memory_high(void **state)
 
 	/* memory.high far below what the task touches: reclaim and throttling,
 	 * no kill, so stalls build up. */
-	assert_int_equal(mg_cg_write_size(cg, path, "memory.high", 48ull << 20), 0);
-	assert_int_equal(mg_cg_write_size(cg, path, "memory.swap.max", 0), 0);
+	assert_int_equal(mg_cg_write_size(cg, path, "memory.high", 48ull << 20, NULL, 0), 0);
+	assert_int_equal(mg_cg_write_size(cg, path, "memory.swap.max", 0, NULL, 0), 0);
 	assert_int_equal(mg_psi_read(cg, "memory.pressure", &before), 0);
 
 	int fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME, 50000, 500000);
