@@ -24,11 +24,12 @@
 #include "memguard/log.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "memguard/procstat.h"
 #include "place.h"
+#include "placedrun.h"
 
 #define MAX_CONNS 64
 #define MAX_CONNS_PER_UID 8
-#define MAX_RUNS 1024
 #define MAX_JOBS 256
 #define MAX_CHAIN 32
 #define REQUEST_MAX 256
@@ -49,16 +50,12 @@ struct conn {
 	sd_event_source *io, *timer;
 	size_t len;
 	char buf[REQUEST_MAX];
-};
-
-struct run {
-	struct mg_placesvc *svc;
-	char name[64];    /* below MG_PLACE_RUNS_PARENT */
-	char tether[512]; /* below the mount; "" for none */
-	int pidfd;        /* the launcher's; -1 once it is gone */
-	unsigned remove_tries;
-	sd_event_source *pid_src, *tether_src, *timer;
-	uid_t uid;
+	struct {
+		struct mg_place_verdict v;
+		char limit_from[512];
+	} pending;     /* while a run is made for it */
+	bool awaiting; /* handed to the runs: they call on_run_made once */
+	bool handling; /* inside on_conn_io, which frees it afterwards */
 };
 
 struct mg_placesvc {
@@ -67,12 +64,10 @@ struct mg_placesvc {
 	bool own_socket;
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char mount[PATH_MAX];
-	uint64_t grace_usec;
 	unsigned max_runs_per_uid;
-	unsigned seq;
 	sd_event_source *listen_src;
 	struct conn *conns[MAX_CONNS];
-	struct run *runs[MAX_RUNS];
+	struct mg_runs *runs;
 };
 
 static int pidfd_open(pid_t pid)
@@ -85,26 +80,6 @@ static int pidfd_open(pid_t pid)
 static int pidfd_signal(int pidfd, int sig)
 {
 	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
-}
-
-/* Field 22 of /proc/<pid>/stat: when the process started, in clock ticks. */
-static int proc_start_time(int procfd, pid_t pid, uint64_t *ret)
-{
-	char name[32], buf[1024];
-	ssize_t n;
-
-	snprintf(name, sizeof(name), "%d/stat", (int)pid);
-	if ((n = mg_read_small_at(procfd, name, buf, sizeof(buf))) < 0)
-		return (int)n;
-	const char *p = strrchr(buf, ')');
-	if (!p)
-		return -EBADMSG;
-	for (int field = 2; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -EBADMSG;
-	}
-	return sscanf(p + 1, "%" SCNu64, ret) == 1 ? 0 : -EBADMSG;
 }
 
 /* The real and effective uid of pid, from /proc/<pid>/status. */
@@ -138,7 +113,7 @@ static int pin_peer(struct mg_placesvc *s, const struct ucred *cred, uint64_t *r
 	if (pidfd < 0)
 		return pidfd;
 	if ((r = proc_uids(s->procfd, cred->pid, &real, &eff)) < 0 ||
-	    (r = proc_start_time(s->procfd, cred->pid, ret_start)) < 0)
+	    (r = mg_proc_start_time(s->procfd, cred->pid, ret_start)) < 0)
 		return r;
 	if (real != cred->uid || eff != cred->uid)
 		return -EPERM;
@@ -245,274 +220,48 @@ static int add_job(int fd, const char *name, void *userdata)
 	return 0;
 }
 
-static unsigned runs_of(const struct mg_placesvc *s, uid_t uid)
+static void on_run_made(void *userdata, int r, const char *path)
 {
-	unsigned n = 0;
+	struct conn *c = userdata;
+	const struct mg_place_verdict *v = &c->pending.v;
+	char limit[MG_SIZE_STRLEN];
 
-	for (size_t i = 0; i < MAX_RUNS; i++)
-		n += s->runs[i] && s->runs[i]->uid == uid;
-	return n;
-}
-
-/* Gives a cgroup to uid as systemd's Delegate=yes does: the directory and the
- * files that let it manage its own subtree; the limits stay root's. */
-static int delegate(int cgfd, uid_t uid, gid_t gid)
-{
-	static const char *const files[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"};
-
-	if (fchownat(cgfd, "", uid, gid, AT_EMPTY_PATH) < 0)
-		return -errno;
-	for (size_t i = 0; i < MG_ARRAY_SIZE(files); i++)
-		if (fchownat(cgfd, files[i], uid, gid, 0) < 0)
-			return -errno;
-	return 0;
-}
-
-static int run_remove(struct run *run);
-static void run_watch(struct run *run, bool fresh);
-
-static struct run *run_new(struct mg_placesvc *s, const char *name, uid_t uid, int pidfd, const char *tether)
-{
-	for (size_t i = 0; i < MAX_RUNS; i++) {
-		if (s->runs[i])
-			continue;
-		struct run *run = calloc(1, sizeof(*run));
-		if (!run)
-			return NULL;
-		*run = (struct run){.svc = s, .uid = uid, .pidfd = pidfd};
-		snprintf(run->name, sizeof(run->name), "%s", name);
-		snprintf(run->tether, sizeof(run->tether), "%s", tether);
-		s->runs[i] = run;
-		return run;
-	}
-	return NULL;
-}
-
-static void run_free(struct run *run)
-{
-	for (size_t i = 0; i < MAX_RUNS; i++)
-		if (run->svc->runs[i] == run)
-			run->svc->runs[i] = NULL;
-	sd_event_source_disable_unref(run->pid_src);
-	sd_event_source_disable_unref(run->tether_src);
-	sd_event_source_disable_unref(run->timer);
-	if (run->pidfd >= 0)
-		close(run->pidfd);
-	free(run);
-}
-
-/* (Re)arms the run's one timer with cb: the grace period, then removal retries. */
-static int arm(struct run *run, uint64_t usec, sd_event_time_handler_t cb)
-{
-	run->timer = sd_event_source_disable_unref(run->timer);
-	return sd_event_add_time_relative(run->svc->event, &run->timer, CLOCK_MONOTONIC, usec, 10000, cb,
-	                                  run);
-}
-
-static int open_run(struct run *run)
-{
-	char path[sizeof(run->name) + 16];
-
-	snprintf(path, sizeof(path), "%s/%s", MG_PLACE_RUNS_PARENT, run->name);
-	return mg_cg_open(run->svc->mountfd, path);
-}
-
-static int on_remove_retry(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	return run_remove(userdata), 0;
-}
-
-/* Removes the run's cgroups once they are empty, retrying a while after a kill. */
-static int run_remove(struct run *run)
-{
-	_cleanup_close_ int parent = mg_cg_open(run->svc->mountfd, MG_PLACE_RUNS_PARENT);
-	int r = parent < 0 ? parent : mg_cg_remove(parent, run->name);
-
-	if (r == -EBUSY && ++run->remove_tries < REMOVE_TRIES) {
-		if ((r = arm(run, REMOVE_RETRY_USEC, on_remove_retry)) >= 0)
-			return 0;
-	}
-	if (r < 0)
-		mg_log_errno(LOG_ERR, r, "remove placed run %s/%s/%s: %m", run->svc->mount,
-		             MG_PLACE_RUNS_PARENT, run->name);
-	else
-		log_info("placed run %s/%s removed", MG_PLACE_RUNS_PARENT, run->name);
-	run_free(run);
-	return r;
-}
-
-static int on_grace_over(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct run *run = userdata;
-	_cleanup_close_ int fd = open_run(run);
-	int r = fd < 0 ? fd : mg_cg_kill(fd);
-
-	if (r < 0 && r != -ENOENT)
-		mg_log_errno(LOG_ERR, r, "kill what is left of placed run %s/%s: %m", MG_PLACE_RUNS_PARENT,
-		             run->name);
-	else
-		log_notice("placed run %s/%s: killed what was left after the grace period",
-		           MG_PLACE_RUNS_PARENT, run->name);
-	return run_remove(run), 0;
-}
-
-/* The launcher is gone: its tasks may finish their grace period, then go. */
-static int on_launcher_exit(sd_event_source *src, int fd, uint32_t revents, void *userdata)
-{
-	struct run *run = userdata;
-	_cleanup_close_ int cg = open_run(run);
-	int populated = cg < 0 ? 0 : mg_cg_populated(cg);
-
-	run->pid_src = sd_event_source_disable_unref(run->pid_src);
-	if (run->pidfd >= 0)
-		close(run->pidfd);
-	run->pidfd = -1;
-	if (populated <= 0)
-		return run_remove(run), 0;
-	log_notice("placed run %s/%s: its launcher is gone; what is left is killed in %" PRIu64 " s",
-	           MG_PLACE_RUNS_PARENT, run->name, run->svc->grace_usec / 1000000);
-	if (arm(run, run->svc->grace_usec, on_grace_over) < 0)
-		on_grace_over(NULL, 0, run);
-	return 0;
-}
-
-/* The job the run came from ended (scancel, qdel, walltime): the launcher
- * gets what a SIGTERM to memguard gives, then two grace periods before
- * everything goes. */
-static int on_tether(sd_event_source *src, const struct inotify_event *ev, void *userdata)
-{
-	struct run *run = userdata;
-	_cleanup_close_ int fd = mg_cg_open(run->svc->mountfd, run->tether);
-
-	if (fd >= 0 && mg_cg_populated(fd) > 0)
-		return 0;
-	run->tether_src = sd_event_source_disable_unref(run->tether_src);
-	if (run->pidfd < 0)
-		return 0;
-	log_notice("placed run %s/%s: cgroup %s ended; telling its launcher (SIGTERM)", MG_PLACE_RUNS_PARENT,
-	           run->name, run->tether);
-	int r = pidfd_signal(run->pidfd, SIGTERM);
-	if (r < 0 && r != -ESRCH)
-		mg_log_errno(LOG_ERR, r, "signal the launcher of placed run %s: %m", run->name);
-	if (arm(run, 2 * run->svc->grace_usec, on_grace_over) < 0)
-		on_grace_over(NULL, 0, run);
-	return 0;
-}
-
-/* fresh: just placed. A tether that is already empty then held nothing but
- * the launcher (exec'd by a job script that was alone there): no tether. For
- * an adopted run, an empty tether means the job ended meanwhile. */
-static void run_watch(struct run *run, bool fresh)
-{
-	struct mg_placesvc *s = run->svc;
-	char path[sizeof(s->mount) + sizeof(run->tether) + 32];
-	int r;
-
-	if (run->pidfd >= 0 &&
-	    (r = sd_event_add_io(s->event, &run->pid_src, run->pidfd, EPOLLIN, on_launcher_exit, run)) < 0)
-		mg_log_errno(LOG_ERR, r, "watch the launcher of placed run %s: %m", run->name);
-	if (!run->tether[0])
-		return;
-	if (fresh) {
-		_cleanup_close_ int fd = mg_cg_open(s->mountfd, run->tether);
-		if (fd < 0 || mg_cg_populated(fd) <= 0) {
-			log_info("placed run %s/%s: cgroup %s held only its launcher: not tethered",
-			         MG_PLACE_RUNS_PARENT, run->name, run->tether);
-			return;
-		}
-	}
-	snprintf(path, sizeof(path), "%s/%s/cgroup.events", s->mount, run->tether);
-	r = sd_event_add_inotify(s->event, &run->tether_src, path, IN_MODIFY, on_tether, run);
 	if (r < 0) {
-		mg_log_errno(LOG_WARNING, r, "watch %s: %m; placed run %s is not tethered", path, run->name);
-		return;
+		reply(c, "err cannot make a cgroup for the run: %s", strerror(-r));
+	} else {
+		log_info("placed pid %d of uid %u in %s (limit: %s)", (int)c->cred.pid, (unsigned)c->cred.uid,
+		         path, v->why);
+		if (v->limit == MG_SIZE_UNLIMITED)
+			snprintf(limit, sizeof(limit), "max");
+		else
+			snprintf(limit, sizeof(limit), "%" PRIu64, v->limit);
+		reply(c, "ok run %s %s %s", path, limit,
+		      c->pending.limit_from[0] ? c->pending.limit_from : "-");
 	}
-	on_tether(run->tether_src, NULL, run); /* it may have ended already */
+	c->awaiting = false;
+	if (!c->handling)
+		conn_free(c);
 }
 
-/* Creates MG_PLACE_RUNS_PARENT/user-<uid>-<n> with memory.max, delegated to
- * the caller, and its supervisor leaf; returns an fd for the run's parent
- * and the name in ret_name. */
-static int create_run(struct mg_placesvc *s, const struct ucred *cred, uint64_t limit, char *ret_name,
-                      size_t size, int *ret_runfd)
-{
-	_cleanup_close_ int parent = -1, run = -1, leaf = -1;
-	char path[PATH_MAX + 96];
-	int r;
-
-	if ((r = mg_cg_enable_controllers(s->mountfd, s->mount, CONTROLLERS, NULL, 0)) < 0)
-		return r;
-	parent = mg_cg_open(s->mountfd, MG_PLACE_RUNS_PARENT);
-	if (parent == -ENOENT)
-		parent = mg_cg_create(s->mountfd, MG_PLACE_RUNS_PARENT);
-	if (parent < 0)
-		return parent;
-	snprintf(path, sizeof(path), "%s/%s", s->mount, MG_PLACE_RUNS_PARENT);
-	if ((r = mg_cg_enable_controllers(parent, path, CONTROLLERS, NULL, 0)) < 0)
-		return r;
-	for (unsigned tries = 0; tries < 1000; tries++) {
-		snprintf(ret_name, size, MG_PLACE_RUN_PREFIX "%u-%u", (unsigned)cred->uid, ++s->seq);
-		run = mg_cg_create(parent, ret_name);
-		if (run != -EEXIST)
-			break;
-	}
-	if (run < 0)
-		return run;
-	snprintf(path, sizeof(path), "%s/%s/%s", s->mount, MG_PLACE_RUNS_PARENT, ret_name);
-	if ((limit != MG_SIZE_UNLIMITED && (r = mg_cg_write_size(run, path, "memory.max", limit, NULL, 0)) < 0) ||
-	    (r = mg_cg_enable_controllers(run, path, CONTROLLERS, NULL, 0)) < 0 ||
-	    (r = leaf = mg_cg_create(run, MG_PLACE_SUPERVISOR_LEAF)) < 0 ||
-	    (r = delegate(run, cred->uid, cred->gid)) < 0 || (r = delegate(leaf, cred->uid, cred->gid)) < 0) {
-		(void)mg_cg_remove(parent, ret_name);
-		return r;
-	}
-	*ret_runfd = TAKE_FD(run);
-	return TAKE_FD(parent);
-}
-
+/* Hands the caller to the runs: the connection waits for the run's cgroup
+ * (systemd makes a scope asynchronously), bounded by the runs' own timeout. */
 static void place_in_run(struct conn *c, const struct mg_place_verdict *v,
                          const struct mg_place_origin *chain, int pidfd, uint64_t start)
 {
-	struct mg_placesvc *s = c->svc;
-	_cleanup_close_ int parent = -1, runfd = -1, leaf = -1;
-	char name[64], value[64], limit[MG_SIZE_STRLEN];
-	const char *tether = v->tether >= 0 ? chain[v->tether].path : "";
 	int r;
 
-	parent = create_run(s, &c->cred, v->limit, name, sizeof(name), &runfd);
-	if (parent < 0) {
-		mg_log_errno(LOG_ERR, parent, "create a placed run for uid %u: %m", (unsigned)c->cred.uid);
-		return reply(c, "err cannot create a cgroup for the run: %s", strerror(-parent));
-	}
-	snprintf(value, sizeof(value), "%d %" PRIu64, (int)c->cred.pid, start);
-	if (fsetxattr(runfd, XATTR_LAUNCHER, value, strlen(value), 0) < 0 ||
-	    (tether[0] && fsetxattr(runfd, XATTR_TETHER, tether, strlen(tether), 0) < 0))
-		log_warn("set trusted xattrs on %s/%s: %s: a restarted memguardd will not know its launcher",
-		         MG_PLACE_RUNS_PARENT, name, strerror(errno));
-	leaf = mg_cg_open(runfd, MG_PLACE_SUPERVISOR_LEAF);
-	r = leaf < 0 ? leaf : mg_cg_move_pid(leaf, c->cred.pid);
-	/* Still the process we pinned: a pid recycled meanwhile would have moved a stranger. */
-	if (r >= 0)
-		r = pidfd_signal(pidfd, 0);
+	c->pending.v = *v;
+	snprintf(c->pending.limit_from, sizeof(c->pending.limit_from), "%s",
+	         v->limit_from >= 0 ? chain[v->limit_from].path : "");
+	c->timer = sd_event_source_disable_unref(c->timer);
+	c->io = sd_event_source_disable_unref(c->io);
+	c->awaiting = true;
+	r = mg_runs_create(c->svc->runs, &c->cred, pidfd, start, v->limit,
+	                   v->tether >= 0 ? chain[v->tether].path : "", on_run_made, c);
 	if (r < 0) {
-		(void)mg_cg_remove(parent, name);
-		return reply(c, "err cannot move the caller into its run: %s", strerror(-r));
+		c->awaiting = false;
+		reply(c, "err cannot make a cgroup for the run: %s", strerror(-r));
 	}
-	struct run *run = run_new(s, name, c->cred.uid, pidfd, tether);
-	if (!run) {
-		log_err("placed run %s: no room to track it; it is not tethered", name);
-		close(pidfd);
-	} else {
-		run_watch(run, true);
-	}
-	log_info("placed pid %d of uid %u in %s/%s (limit: %s)", (int)c->cred.pid, (unsigned)c->cred.uid,
-	         MG_PLACE_RUNS_PARENT, name, v->why);
-	if (v->limit == MG_SIZE_UNLIMITED)
-		snprintf(limit, sizeof(limit), "max");
-	else
-		snprintf(limit, sizeof(limit), "%" PRIu64, v->limit);
-	reply(c, "ok run %s/%s %s %s", MG_PLACE_RUNS_PARENT, name, limit,
-	      v->limit_from >= 0 ? chain[v->limit_from].path : "-");
 }
 
 static void place_in_job(struct conn *c, const char *job)
@@ -557,7 +306,7 @@ static void handle(struct conn *c)
 	_cleanup_close_ int jobsfd = mg_cg_open(s->mountfd, MG_PLACE_JOBS_PARENT);
 	if (jobsfd >= 0)
 		(void)mg_cg_for_each_child(jobsfd, add_job, &js);
-	req.runs_of_uid = runs_of(s, c->cred.uid);
+	req.runs_of_uid = mg_runs_of_uid(s->runs, c->cred.uid);
 	switch (mg_place_decide(&req, chain, n, jobs, js.n, &v)) {
 	case MG_PLACE_REFUSE:
 		log_info("placement for pid %d of uid %u refused: %s", (int)c->cred.pid,
@@ -589,9 +338,13 @@ static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *user
 	}
 	c->len += (size_t)n;
 	c->buf[c->len] = '\0';
-	if (memchr(c->buf, '\n', c->len))
+	if (memchr(c->buf, '\n', c->len)) {
+		c->handling = true;
 		handle(c);
-	else if (c->len == sizeof(c->buf) - 1)
+		c->handling = false;
+		if (c->awaiting)
+			return 0; /* the runs answer it later */
+	} else if (c->len == sizeof(c->buf) - 1)
 		reply(c, "err request too long");
 	else
 		return 0;
@@ -677,47 +430,6 @@ static int listen_socket(struct mg_placesvc *s, const char *path)
 	return TAKE_FD(fd);
 }
 
-struct adopt_scan {
-	struct mg_placesvc *svc;
-};
-
-/* A placed run a previous memguardd left: watch it again, or end it when
- * its launcher is gone. */
-static int adopt(int fd, const char *name, void *userdata)
-{
-	struct mg_placesvc *s = ((struct adopt_scan *)userdata)->svc;
-	char value[64] = "", tether[512] = "";
-	struct stat st;
-	uint64_t start = 0, now_start;
-	int pid = 0, pidfd = -1;
-
-	if (strncmp(name, MG_PLACE_RUN_PREFIX, strlen(MG_PLACE_RUN_PREFIX)) != 0 || fstat(fd, &st) < 0)
-		return 0;
-	ssize_t n = fgetxattr(fd, XATTR_LAUNCHER, value, sizeof(value) - 1);
-	if (n > 0 && sscanf(value, "%d %" SCNu64, &pid, &start) == 2 && pid > 0) {
-		pidfd = pidfd_open(pid);
-		if (pidfd >= 0 && (proc_start_time(s->procfd, pid, &now_start) < 0 || now_start != start)) {
-			close(pidfd);
-			pidfd = -1;
-		}
-	}
-	n = fgetxattr(fd, XATTR_TETHER, tether, sizeof(tether) - 1);
-	tether[n > 0 ? n : 0] = '\0';
-	struct run *run = run_new(s, name, st.st_uid, pidfd, tether);
-	if (!run) {
-		if (pidfd >= 0)
-			close(pidfd);
-		return 0;
-	}
-	log_info("placed run %s/%s: adopted (launcher %s)", MG_PLACE_RUNS_PARENT, name,
-	         pidfd >= 0 ? "running" : "gone");
-	if (pidfd < 0)
-		on_launcher_exit(NULL, -1, 0, run);
-	else
-		run_watch(run, false);
-	return 0;
-}
-
 int mg_placesvc_start(sd_event *event, int mountfd, int procfd, const struct mg_placesvc_config *cfg,
                       struct mg_placesvc **ret)
 {
@@ -728,7 +440,7 @@ int mg_placesvc_start(sd_event *event, int mountfd, int procfd, const struct mg_
 		return -ENOMEM;
 	*s = (struct mg_placesvc){.event = sd_event_ref(event), .mountfd = mountfd, .procfd = procfd};
 	snprintf(s->mount, sizeof(s->mount), "%s", cfg->mount);
-	mg_placesvc_configure(s, cfg->grace_usec, cfg->max_runs_per_uid);
+	s->max_runs_per_uid = cfg->max_runs_per_uid;
 	s->listen_fd = listen_socket(s, cfg->socket_path);
 	if (s->listen_fd < 0) {
 		r = s->listen_fd;
@@ -740,18 +452,30 @@ int mg_placesvc_start(sd_event *event, int mountfd, int procfd, const struct mg_
 		mg_placesvc_free(s);
 		return r;
 	}
-	_cleanup_close_ int parent = mg_cg_open(mountfd, MG_PLACE_RUNS_PARENT);
-	struct adopt_scan as = {.svc = s};
-	if (parent >= 0)
-		(void)mg_cg_for_each_child(parent, adopt, &as);
+	struct mg_runs_config rc = {.event = event,
+	                            .mountfd = mountfd,
+	                            .procfd = procfd,
+	                            .mount = cfg->mount,
+	                            .grace_usec = cfg->grace_usec,
+	                            .systemd = cfg->systemd};
+	if ((r = mg_runs_new(&rc, &s->runs)) < 0) {
+		mg_placesvc_free(s);
+		return r;
+	}
 	*ret = s;
 	return 0;
 }
 
 void mg_placesvc_configure(struct mg_placesvc *s, uint64_t grace_usec, unsigned max_runs_per_uid)
 {
-	s->grace_usec = grace_usec;
+	if (s->runs)
+		mg_runs_set_grace(s->runs, grace_usec);
 	s->max_runs_per_uid = max_runs_per_uid;
+}
+
+const char *mg_placesvc_backend(const struct mg_placesvc *s)
+{
+	return mg_runs_backend(s->runs);
 }
 
 void mg_placesvc_free(struct mg_placesvc *s)
@@ -760,9 +484,7 @@ void mg_placesvc_free(struct mg_placesvc *s)
 		return;
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		conn_free(s->conns[i]);
-	for (size_t i = 0; i < MAX_RUNS; i++)
-		if (s->runs[i])
-			run_free(s->runs[i]);
+	mg_runs_free(s->runs);
 	sd_event_source_disable_unref(s->listen_src);
 	if (s->listen_fd >= 0 && s->listen_fd != SD_LISTEN_FDS_START)
 		close(s->listen_fd);

@@ -24,7 +24,8 @@ wait_for() { # SECONDS CONDITION...
 		sleep 0.2
 	done
 }
-placed_runs() { find "$cgroot/memguard" -mindepth 1 -maxdepth 1 -type d -name 'user-*' 2>/dev/null | wc -l; }
+# Under systemd the runs are transient scopes in memguard.slice.
+placed_runs() { find "$cgroot/memguard.slice" -mindepth 1 -maxdepth 1 -type d -name 'memguard-user-*.scope' 2>/dev/null | wc -l; }
 runs_are() { [ "$(placed_runs)" -eq "$1" ]; }
 journal() { journalctl -u memguardd -b --no-pager -o cat; }
 
@@ -33,8 +34,12 @@ systemd-run --quiet --scope --uid=alice -p MemoryMax=300M -- \
 	memguard -n 2 --report /home/alice/r1.json -- sleep 0.3 2>"$work/r1.err" ||
 	{ cat "$work/r1.err"; journal; fail "alice's run failed"; }
 cat "$work/r1.err"
+journal | grep -q "placing ordinary users' runs on request at /run/memguard/place.sock (systemd)" ||
+	{ journal; fail "memguardd did not choose the systemd backend"; }
+json /home/alice/r1.json 'r["where"]' | grep -q '^memguard.slice/memguard-user-' ||
+	fail "where: $(json /home/alice/r1.json 'r["where"]')"
 assert_eq "$(json /home/alice/r1.json 'r["mode"]')" cgroup "mode under systemd"
-json /home/alice/r1.json 'r["placed_by"]' | grep -q '300MiB is memory.max of system.slice/run-' ||
+json /home/alice/r1.json 'r["placed_by"]' | grep -q "300MiB is memory.max of system.slice/run-" ||
 	fail "placed_by: $(json /home/alice/r1.json 'r["placed_by"]')"
 wait_for 10 runs_are 0 || fail "the placed run was left behind"
 
