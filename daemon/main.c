@@ -29,6 +29,7 @@
 #include "memguard/psi.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "placesvc.h"
 #include "policy.h"
 #include "scope.h"
 
@@ -39,6 +40,8 @@
 #define RESCAN_USEC (60 * 1000000ull)
 /* Timer slack: the poll interval is at least 100 ms. */
 #define TIMER_ACCURACY_USEC 10000ull
+/* Placed runs one ordinary user may have at once. */
+#define PLACE_MAX_RUNS_PER_UID 32
 
 struct watched {
 	struct mg_scope_entry e;
@@ -69,6 +72,7 @@ struct daemon {
 	struct mg_fall_rate fall;
 	bool cli_dry_run; /* -n and -v outlive a reload */
 	int cli_verbose;
+	struct mg_placesvc *placesvc;
 };
 
 static int evaluate(struct daemon *d);
@@ -472,6 +476,8 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 				arm_cgroup_trigger(d, &d->w[i]);
 			}
 		}
+		if (d->placesvc)
+			mg_placesvc_configure(d->placesvc, cfg.kill_grace_usec, PLACE_MAX_RUNS_PER_UID);
 		log_notice("configuration reloaded");
 		watch_parents(d);
 		rescan(d);
@@ -691,6 +697,23 @@ int main(int argc, char **argv)
 		return mg_log_errno(LOG_ERR, r, "set up the event loop: %m"), 1;
 
 	int pidfile = write_pidfile();
+	/* Only the node's memguardd (the pid file's holder) serves placements. */
+	if (pidfile >= 0) {
+		struct mg_placesvc_config pc = {
+		        .socket_path = getenv(MG_PLACE_SOCKET_ENV) ?: MG_PLACE_SOCKET,
+		        .mount = d.mount,
+		        .grace_usec = d.cfg.kill_grace_usec,
+		        .max_runs_per_uid = PLACE_MAX_RUNS_PER_UID,
+		        .systemd = sd_booted() > 0,
+		};
+		if ((r = mg_placesvc_start(d.event, d.mountfd, d.procfd, &pc, &d.placesvc)) < 0)
+			mg_log_errno(LOG_WARNING, r,
+			             "placement service on %s: %m; ordinary users' runs stay degraded",
+			             pc.socket_path);
+		else
+			log_info("placing ordinary users' runs on request at %s (%s)", pc.socket_path,
+			         mg_placesvc_backend(d.placesvc));
+	}
 	on_rescan(NULL, 0, &d);
 	evaluate(&d);
 	char policy[256];
@@ -699,6 +722,7 @@ int main(int argc, char **argv)
 	sd_notify(false, "READY=1\nSTATUS=watching memory pressure");
 	r = sd_event_loop(d.event);
 	sd_notify(false, "STOPPING=1");
+	mg_placesvc_free(d.placesvc);
 	if (pidfile >= 0) {
 		unlink(MG_DAEMON_PIDFILE);
 		close(pidfile);

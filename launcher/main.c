@@ -267,8 +267,9 @@ static int set_limits(struct launch *l)
 		        l->placement.run);
 		return r;
 	}
-	snprintf(l->mode, sizeof(l->mode), "cgroup %s/%s, %s shares, %s", l->placement.mount,
-	         l->placement.run, l->limits.mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
+	snprintf(l->mode, sizeof(l->mode), "cgroup %s/%s%s%s, %s shares, %s", l->placement.mount,
+	         l->placement.run, l->placement.placed_by[0] ? ", " : "", l->placement.placed_by,
+	         l->limits.mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
 	         l->limits.run_capped ? "the run capped at the usable memory"
 	                              : "memguardd takes memory back");
 	return 0;
@@ -362,6 +363,7 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .mode = l->cgroups ? "cgroup" : "degraded",
 	        .shares = l->limits.mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
 	        .where = l->cgroups ? l->placement.run : l->why,
+	        .placed_by = l->cgroups ? l->placement.placed_by : NULL,
 	        .share = l->budget.share,
 	        .budget = l->budget.usable,
 	        .run_capped = l->limits.run_capped,

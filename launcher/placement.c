@@ -14,6 +14,7 @@
 #include "memguard/log.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "askplace.h"
 #include "spawn.h"
 
 #define CONTROLLERS "memory pids"
@@ -96,6 +97,55 @@ static int vacate_into_leaf(int cgfd, const char *path, char *why, size_t whysiz
 	return -EBUSY;
 }
 
+/* Starts one throwaway process in the run's cgroup: creating cgroups is
+ * allowed in more places than moving processes into them. */
+static int probe_run(struct mg_placement *pl, char *why, size_t whysize)
+{
+	_cleanup_close_ int probe = mg_cg_create(pl->runfd, "probe");
+	int r = probe < 0 ? probe : mg_spawn_probe(probe);
+
+	if (probe >= 0)
+		(void)mg_cg_remove(pl->runfd, "probe");
+	return r < 0 ? reason(why, whysize, r, "cannot start processes in %s", pl->run) : 0;
+}
+
+/* Not root and our cgroup not delegated: ask memguardd, the node's trusted
+ * process, to place us. Returns 1 with base set for a job cgroup (the run
+ * goes below it as usual), 0 when the run itself was placed (set up here),
+ * or -errno with the reason. */
+static int ask_daemon(struct mg_placement *pl, const char *self, char *base, size_t basesize, char *why,
+                      size_t whysize)
+{
+	const char *socket_path = getenv(MG_PLACE_SOCKET_ENV) ?: MG_PLACE_SOCKET;
+	struct mg_place_answer a;
+	char answer[512], limit[MG_SIZE_STRLEN];
+	int r = mg_place_ask(socket_path, getenv("PBS_JOBID"), 5000, &a, answer, sizeof(answer));
+
+	if (r < 0) {
+		snprintf(why, whysize, "cgroup %s is not delegated to this user, and %s", self, answer);
+		return r;
+	}
+	if (a.kind == MG_PLACE_ANSWER_JOB) {
+		snprintf(base, basesize, "%s", a.cgroup);
+		snprintf(pl->placed_by, sizeof(pl->placed_by), "placed by memguardd in job cgroup %s",
+		         a.cgroup);
+		return 1;
+	}
+	snprintf(pl->run, sizeof(pl->run), "%s", a.cgroup);
+	pl->runfd = mg_cg_open(pl->mountfd, a.cgroup);
+	if (pl->runfd < 0)
+		return reason(why, whysize, pl->runfd, "open the cgroup memguardd placed us in, %s/%s",
+		              pl->mount, a.cgroup);
+	pl->placed = true;
+	if (a.limit == MG_SIZE_UNLIMITED)
+		snprintf(pl->placed_by, sizeof(pl->placed_by), "placed by memguardd; no limit above it");
+	else
+		snprintf(pl->placed_by, sizeof(pl->placed_by),
+		         "placed by memguardd; its limit %s is memory.max of %s",
+		         mg_size_format(a.limit, limit), a.limit_from[0] ? a.limit_from : "?");
+	return probe_run(pl, why, whysize);
+}
+
 int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
                        const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize)
 {
@@ -131,12 +181,16 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 		if (own < 0)
 			return reason(why, whysize, own, "open our cgroup %s", self);
 		if (faccessat(own, "cgroup.subtree_control", W_OK, AT_EACCESS) < 0 ||
-		    faccessat(own, "cgroup.procs", W_OK, AT_EACCESS) < 0)
-			return reason(why, whysize, -EACCES, "cgroup %s is not delegated to this user", self);
-		r = vacate_into_leaf(own, self, why, whysize);
-		if (r < 0)
-			return r;
-		snprintf(base, sizeof(base), "%s", *rel ? rel : ".");
+		    faccessat(own, "cgroup.procs", W_OK, AT_EACCESS) < 0) {
+			r = ask_daemon(pl, self, base, sizeof(base), why, whysize);
+			if (r <= 0)
+				return r; /* a placed run, or no place at all */
+		} else {
+			r = vacate_into_leaf(own, self, why, whysize);
+			if (r < 0)
+				return r;
+			snprintf(base, sizeof(base), "%s", *rel ? rel : ".");
+		}
 	}
 
 	pl->basefd = open_parent(pl->mountfd, base, pl->mount, why, whysize);
@@ -158,16 +212,9 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 		return r;
 	}
 	/* Creating cgroups is not enough: the tasks must be allowed in. */
-	_cleanup_close_ int probe = mg_cg_create(pl->runfd, "probe");
-	r = probe < 0 ? probe : mg_spawn_probe(probe);
-	if (probe >= 0)
-		(void)mg_cg_remove(pl->runfd, "probe");
-	if (r < 0) {
-		reason(why, whysize, r, "cannot start processes in %s", pl->run);
+	if ((r = probe_run(pl, why, whysize)) < 0)
 		mg_placement_teardown(pl);
-		return r;
-	}
-	return 0;
+	return r;
 }
 
 /* memory.swap.max exists only with swap accounting; without it there is nothing to limit. */
@@ -183,6 +230,9 @@ int mg_placement_limit_run(struct mg_placement *pl, uint64_t max, uint64_t swap_
 	char path[2 * PATH_MAX + 96], err[2 * PATH_MAX + 192];
 	int r;
 
+	/* memguardd set a placed run's memory.max, root's, from the job's limit. */
+	if (pl->placed)
+		return 0;
 	snprintf(path, sizeof(path), "%s/%s", pl->mount, pl->run);
 	r = mg_cg_write_size(pl->runfd, path, "memory.max", max, err, sizeof(err));
 	if (r >= 0)
@@ -214,7 +264,11 @@ int mg_placement_task_create(struct mg_placement *pl, const char *name, const st
 
 void mg_placement_teardown(struct mg_placement *pl)
 {
-	if (pl->runfd >= 0) {
+	if (pl->runfd >= 0 && pl->placed) {
+		/* memguardd removes a placed run once we are gone. */
+		close(pl->runfd);
+		pl->runfd = -1;
+	} else if (pl->runfd >= 0) {
 		close(pl->runfd);
 		pl->runfd = -1;
 		int r = mg_cg_remove(pl->basefd, pl->run_name);

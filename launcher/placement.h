@@ -18,6 +18,8 @@ struct mg_placement {
 	char run[PATH_MAX + 80]; /* path of runfd below the mount, for messages and the report */
 	char run_name[64];       /* basename of run */
 	int basefd;              /* parent of run */
+	bool placed;             /* the run is a cgroup memguardd made for us: it removes it */
+	char placed_by[640];     /* "placed by memguardd ...", or "" */
 };
 
 #define MG_PLACEMENT_INIT                                                                                    \

@@ -127,9 +127,12 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 
 	for (size_t i = 0; i < n; i++)
 		failed += mg_task_exit_status(&tasks[i]) != 0;
-	fprintf(out, "memguard: %zu task%s, %u at once, %s share %s, runtime %s, %s mode (%s)\n", n,
+	bool placed = info->placed_by && *info->placed_by;
+
+	fprintf(out, "memguard: %zu task%s, %u at once, %s share %s, runtime %s, %s mode (%s%s%s)\n", n,
 	        n == 1 ? "" : "s", info->parallel, info->shares ?: "strict",
-	        mg_size_format(info->share, share), mg_runtime_name(info->runtime), info->mode, info->where);
+	        mg_size_format(info->share, share), mg_runtime_name(info->runtime), info->mode, info->where,
+	        placed ? "; " : "", placed ? info->placed_by : "");
 	fprintf(out, "%6s  %-10s %21s  %3s  %8s  %s\n", "task", "status", "peak / share", "oom", "seconds",
 	        "reason");
 	for (size_t i = 0; i < n; i++) {
@@ -195,6 +198,11 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 	mg_json_string(f, info->shares ?: "strict");
 	fprintf(f, ",\"where\":");
 	mg_json_string(f, info->where);
+	fprintf(f, ",\"placed_by\":");
+	if (info->placed_by && *info->placed_by)
+		mg_json_string(f, info->placed_by);
+	else
+		fputs("null", f);
 	fprintf(f,
 	        ",\"share_bytes\":%" PRIu64 ",\"budget_bytes\":%" PRIu64 ",\"run_max_bytes\":", info->share,
 	        info->budget);

@@ -10,6 +10,8 @@ struct mg_run_info {
 	const char *mode;   /* "cgroup" or "degraded" */
 	const char *shares; /* "strict" or "elastic" */
 	const char *where;  /* the run's cgroup, or why it is degraded */
+	const char
+	        *placed_by; /* "placed by memguardd ..." when the daemon made the cgroup, else NULL or "" */
 	uint64_t share;
 	uint64_t budget; /* what the tasks may use together */
 	bool run_capped; /* the run's cgroup has memory.max = budget */

@@ -130,3 +130,33 @@ void mg_proc_tree_rss(const struct mg_proc *procs, size_t nprocs, const pid_t *r
 			ret_pages[r] += procs[i].rss_pages;
 	}
 }
+
+int mg_proc_stat_start_time_parse(const char *text, uint64_t *ret)
+{
+	const char *p = strrchr(text, ')');
+
+	if (!p)
+		return -EBADMSG;
+	/* ") S ppid ..." : field 3 follows the first space, starttime is field 22. */
+	for (int field = 2; field < 22; field++)
+		if (!(p = strchr(p + 1, ' ')))
+			return -EBADMSG;
+	char field[24];
+	size_t len = strcspn(p + 1, " \n");
+	if (len == 0 || len >= sizeof(field))
+		return -EBADMSG;
+	memcpy(field, p + 1, len);
+	field[len] = '\0';
+	return mg_parse_u64(field, ret) < 0 ? -EBADMSG : 0;
+}
+
+int mg_proc_start_time(int procfd, pid_t pid, uint64_t *ret)
+{
+	char name[32], buf[1024];
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "%d/stat", (int)pid);
+	if ((n = mg_read_small_at(procfd, name, buf, sizeof(buf))) < 0)
+		return (int)n;
+	return mg_proc_stat_start_time_parse(buf, ret);
+}

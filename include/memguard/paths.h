@@ -10,5 +10,11 @@
  * the node (systemd's RuntimeDirectory=memguard creates the directory). */
 #define MG_DAEMON_PIDFILE "/run/memguard/memguardd.pid"
 
+/* memguardd's placement service (a systemd socket unit binds it on systemd
+ * nodes, memguardd itself elsewhere). The variable overrides it, for tests:
+ * for the launcher it only ever changes the caller's own run. */
+#define MG_PLACE_SOCKET "/run/memguard/place.sock"
+#define MG_PLACE_SOCKET_ENV "MEMGUARD_PLACE_SOCKET"
+
 /* The xattrs on task cgroups, the launcher-daemon contract, are named in
  * memguard/contract.h. */

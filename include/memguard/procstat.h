@@ -31,3 +31,10 @@ long mg_proc_root_of(const struct mg_proc *procs, size_t nprocs, const pid_t *ro
  * nearest root above it. procs must be sorted by pid. Pure. */
 void mg_proc_tree_rss(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots,
                       uint64_t *ret_pages);
+
+/* Field 22 of a stat line: when the process started, in clock ticks since
+ * boot. With its pid it names a process across pid reuse. */
+int mg_proc_stat_start_time_parse(const char *text, uint64_t *ret);
+
+/* Reads <procfd>/<pid>/stat and parses its start time. */
+int mg_proc_start_time(int procfd, pid_t pid, uint64_t *ret);

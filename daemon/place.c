@@ -1,0 +1,97 @@
+/* Where memguardd puts an ordinary user's run: the pure decision. */
+#include "place.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memguard/units.h"
+
+bool mg_place_job_id_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > 64 || s[0] == '.')
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-[]") == len;
+}
+
+int mg_place_parse_request(char *line, const char **ret_job_hint)
+{
+	line[strcspn(line, "\r\n")] = '\0';
+	*ret_job_hint = NULL;
+	if (strcmp(line, "place") == 0)
+		return 0;
+	if (strncmp(line, "place job=", strlen("place job=")) != 0)
+		return -EINVAL;
+	const char *id = line + strlen("place job=");
+	if (!mg_place_job_id_valid(id))
+		return -EINVAL;
+	*ret_job_hint = id;
+	return 0;
+}
+
+/* The caller's job cgroup, or -1: the hinted one if it is the caller's, else
+ * the caller's only one when there is no hint. */
+static long choose_job(const struct mg_place_request *req, const struct mg_place_job *jobs, size_t njobs)
+{
+	long found = -1;
+	size_t owned = 0;
+
+	for (size_t i = 0; i < njobs; i++) {
+		if (jobs[i].owner != req->uid || !jobs[i].has_leaf)
+			continue;
+		if (req->job_hint && strcmp(req->job_hint, jobs[i].name) == 0)
+			return (long)i;
+		owned++;
+		found = (long)i;
+	}
+	return !req->job_hint && owned == 1 ? found : -1;
+}
+
+enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
+                                   size_t n, const struct mg_place_job *jobs, size_t njobs,
+                                   struct mg_place_verdict *ret)
+{
+	char s[MG_SIZE_STRLEN];
+
+	*ret = (struct mg_place_verdict){
+	        .kind = MG_PLACE_REFUSE, .limit = MG_SIZE_UNLIMITED, .limit_from = -1, .tether = -1};
+	if (n == 0) {
+		snprintf(ret->why, sizeof(ret->why), "the caller's cgroup is unknown");
+		return ret->kind;
+	}
+	if (chain[0].in_placed) {
+		snprintf(ret->why, sizeof(ret->why),
+		         "cgroup %s is a placed run or a job cgroup already: use it directly", chain[0].path);
+		return ret->kind;
+	}
+	long job = choose_job(req, jobs, njobs);
+	if (job >= 0) {
+		ret->kind = MG_PLACE_JOB;
+		ret->job = (size_t)job;
+		snprintf(ret->why, sizeof(ret->why), "the job cgroup %s/%s prepared for this user",
+		         MG_PLACE_JOBS_PARENT, jobs[job].name);
+		return ret->kind;
+	}
+	if (req->runs_of_uid >= req->max_runs_per_uid) {
+		snprintf(ret->why, sizeof(ret->why), "this user has %u placed runs already (the limit is %u)",
+		         req->runs_of_uid, req->max_runs_per_uid);
+		return ret->kind;
+	}
+	/* The smallest limit; of equal ones the outermost, which outlives job steps. */
+	for (size_t i = 0; i < n; i++) {
+		if (chain[i].limit == MG_SIZE_UNLIMITED || chain[i].limit > ret->limit)
+			continue;
+		ret->limit = chain[i].limit;
+		ret->limit_from = (long)i;
+	}
+	ret->kind = MG_PLACE_RUN;
+	ret->tether = ret->limit_from >= 0 ? ret->limit_from : 0;
+	if (ret->limit_from >= 0)
+		snprintf(ret->why, sizeof(ret->why), "memory.max %s of cgroup %s",
+		         mg_size_format(ret->limit, s), chain[ret->limit_from].path);
+	else
+		snprintf(ret->why, sizeof(ret->why), "no limit on cgroup %s or its ancestors", chain[0].path);
+	return ret->kind;
+}

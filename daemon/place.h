@@ -1,0 +1,89 @@
+/* Where memguardd puts an ordinary user's run: a pure function of what the
+ * kernel says about the caller (its uid and its cgroup's chain of limits)
+ * and of the job cgroups a prologue prepared. Nothing the client sends is
+ * trusted but a job id hint, and that only chooses among the caller's own
+ * job cgroups. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Placed runs live here below the mount, one cgroup per run, delegated to its
+ * user: the default guard glob memguard/ * / * (without spaces) covers their
+ * tasks. */
+#define MG_PLACE_RUNS_PARENT "memguard"
+#define MG_PLACE_RUN_PREFIX "user-"
+/* The leaf inside a placed run that holds the launcher itself (cgroup v2
+ * allows no processes in a cgroup whose children have controllers). */
+#define MG_PLACE_SUPERVISOR_LEAF "supervisor"
+/* Job cgroups that the Torque/PBS prologue prepares (packaging/pbs/prologue). */
+#define MG_PLACE_JOBS_PARENT "memguard.jobs"
+#define MG_PLACE_JOB_LEAF "job"
+
+/* One cgroup of the caller's chain: its own cgroup first, then each ancestor
+ * up to (not including) the mount's root. */
+struct mg_place_origin {
+	const char *path; /* below the mount */
+	uint64_t limit;   /* memory.max, MG_SIZE_UNLIMITED when "max" or absent */
+	bool in_placed;   /* below MG_PLACE_RUNS_PARENT or MG_PLACE_JOBS_PARENT already */
+};
+
+/* A prepared job cgroup, MG_PLACE_JOBS_PARENT/<name>. */
+struct mg_place_job {
+	const char *name;
+	uid_t owner;   /* owner of the job's directory: the prologue chowns it to the job's user */
+	bool has_leaf; /* its MG_PLACE_JOB_LEAF exists */
+};
+
+struct mg_place_request {
+	uid_t uid;            /* SO_PEERCRED, re-checked against the pinned process */
+	const char *job_hint; /* the job id the launcher saw in its environment, or NULL */
+	unsigned runs_of_uid; /* placed runs this uid has now */
+	unsigned max_runs_per_uid;
+};
+
+enum mg_place_kind {
+	MG_PLACE_REFUSE,
+	MG_PLACE_JOB, /* move the caller into jobs[job]'s leaf */
+	MG_PLACE_RUN, /* a new run cgroup with memory.max = limit, delegated to the caller */
+};
+
+struct mg_place_verdict {
+	enum mg_place_kind kind;
+	size_t job;      /* MG_PLACE_JOB: index into jobs */
+	uint64_t limit;  /* MG_PLACE_RUN: the smallest limit of the chain, MG_SIZE_UNLIMITED if none */
+	long limit_from; /* index into the chain of the outermost cgroup holding that limit, -1 if none */
+	long tether;     /* index into the chain of the cgroup the run ends with, -1 for none */
+	char why[256];   /* for REFUSE: the reason; otherwise where the limit came from, in words */
+};
+
+/* Decides where the caller's run goes:
+ * - a job cgroup owned by the caller's uid, chosen by the hint (or the only
+ *   one when there is no hint), when it has its leaf;
+ * - else a new run cgroup limited by the smallest memory.max of the chain
+ *   (a user never gets more than the batch system gave the job), tethered to
+ *   the outermost cgroup that sets that limit (the job: it stays populated
+ *   while the job runs, its steps come and go), or to the caller's own
+ *   cgroup when nothing is limited;
+ * - refused when the caller is already in a placed run or a job cgroup, or
+ *   has max_runs_per_uid runs already.
+ * n is the chain's length (at least 1). Returns the kind, also in ret. */
+enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
+                                   size_t n, const struct mg_place_job *jobs, size_t njobs,
+                                   struct mg_place_verdict *ret);
+
+/* True when s may be a job id: 1 to 64 characters of [A-Za-z0-9._[]-], not
+ * starting with '.'. It is only ever compared against directory names. */
+bool mg_place_job_id_valid(const char *s);
+
+/* Request and reply lines of the placement protocol (one line each way):
+ *   client: "place\n" or "place job=<id>\n"
+ *   server: "ok job <cgroup>\n"                    moved into <cgroup>/job
+ *           "ok run <cgroup> <limit|max> <from>\n" moved into <cgroup>/supervisor
+ *           "err <reason>\n"
+ * <cgroup> is below the mount; <from> is the cgroup that set the limit, or
+ * "-". mg_place_parse_request returns 0 and the hint (NULL when none, else a
+ * pointer into line), or -EINVAL. */
+int mg_place_parse_request(char *line, const char **ret_job_hint);

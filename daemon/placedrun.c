@@ -1,0 +1,548 @@
+/* The placed runs' lives: made by cgroupfs or by systemd, tethered, removed. */
+#include "placedrun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <systemd/sd-bus.h>
+#include <unistd.h>
+
+#include "memguard/cgroup.h"
+#include "memguard/log.h"
+#include "memguard/procstat.h"
+#include "memguard/units.h"
+#include "memguard/util.h"
+#include "place.h"
+
+#define MAX_RUNS 1024
+#define REMOVE_RETRY_USEC 100000ull
+#define REMOVE_TRIES 100
+/* How long systemd may take to start a scope with the caller in it. */
+#define SCOPE_WAIT_USEC (5 * 1000000ull)
+#define SCOPE_POLL_USEC 20000ull
+#define CONTROLLERS "memory pids"
+#define SCOPE_PREFIX "memguard-"
+/* Root's word on a placed run, kept in the tree for the next memguardd. */
+#define XATTR_LAUNCHER "trusted.memguard.launcher" /* "pid starttime" of the launcher */
+#define XATTR_TETHER "trusted.memguard.tether"     /* the cgroup the run ends with */
+
+struct run {
+	struct mg_runs *runs;
+	char path[160]; /* below the mount */
+	char tether[512];
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	int pidfd; /* the launcher's; -1 once it is gone */
+	uint64_t start, limit, waited_usec;
+	unsigned remove_tries;
+	bool starting; /* done not called yet */
+	mg_run_done_t done;
+	void *userdata;
+	sd_bus_slot *slot;
+	sd_event_source *pid_src, *tether_src, *timer;
+};
+
+struct mg_runs {
+	sd_event *event;
+	sd_bus *bus; /* systemd backend only */
+	int mountfd, procfd;
+	char mount[PATH_MAX];
+	uint64_t grace_usec;
+	unsigned seq;
+	struct run *run[MAX_RUNS];
+};
+
+static int pidfd_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
+const char *mg_runs_backend(const struct mg_runs *runs)
+{
+	return runs->bus ? "systemd" : "cgroupfs";
+}
+
+unsigned mg_runs_of_uid(const struct mg_runs *runs, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < MAX_RUNS; i++)
+		n += runs->run[i] && runs->run[i]->uid == uid;
+	return n;
+}
+
+void mg_runs_set_grace(struct mg_runs *runs, uint64_t grace_usec)
+{
+	runs->grace_usec = grace_usec;
+}
+
+static struct run *run_new(struct mg_runs *runs)
+{
+	for (size_t i = 0; i < MAX_RUNS; i++) {
+		if (runs->run[i])
+			continue;
+		struct run *run = calloc(1, sizeof(*run));
+		if (run)
+			*run = (struct run){.runs = runs, .pidfd = -1};
+		return runs->run[i] = run;
+	}
+	return NULL;
+}
+
+static void run_free(struct run *run)
+{
+	for (size_t i = 0; i < MAX_RUNS; i++)
+		if (run->runs->run[i] == run)
+			run->runs->run[i] = NULL;
+	if (run->starting && run->done)
+		run->done(run->userdata, -ECANCELED, NULL);
+	sd_bus_slot_unref(run->slot);
+	sd_event_source_disable_unref(run->pid_src);
+	sd_event_source_disable_unref(run->tether_src);
+	sd_event_source_disable_unref(run->timer);
+	if (run->pidfd >= 0)
+		close(run->pidfd);
+	free(run);
+}
+
+/* (Re)arms the run's one timer with cb: waiting for systemd, the grace
+ * period, removal retries. */
+static int arm(struct run *run, uint64_t usec, sd_event_time_handler_t cb)
+{
+	run->timer = sd_event_source_disable_unref(run->timer);
+	return sd_event_add_time_relative(run->runs->event, &run->timer, CLOCK_MONOTONIC, usec, 10000, cb,
+	                                  run);
+}
+
+static int run_remove(struct run *run);
+
+static int on_remove_retry(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	return run_remove(userdata), 0;
+}
+
+/* Removes the run's cgroups once they are empty, retrying a while after a
+ * kill. systemd may have removed a scope's already. */
+static int run_remove(struct run *run)
+{
+	int r = mg_cg_remove(run->runs->mountfd, run->path);
+
+	if (r == -EBUSY && ++run->remove_tries < REMOVE_TRIES &&
+	    (r = arm(run, REMOVE_RETRY_USEC, on_remove_retry)) >= 0)
+		return 0;
+	if (r < 0)
+		mg_log_errno(LOG_ERR, r, "remove placed run %s/%s: %m", run->runs->mount, run->path);
+	else
+		log_info("placed run %s removed", run->path);
+	run_free(run);
+	return r;
+}
+
+static int on_grace_over(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct run *run = userdata;
+	_cleanup_close_ int fd = mg_cg_open(run->runs->mountfd, run->path);
+	int r = fd < 0 ? fd : mg_cg_kill(fd);
+
+	if (r < 0 && r != -ENOENT)
+		mg_log_errno(LOG_ERR, r, "kill what is left of placed run %s: %m", run->path);
+	else
+		log_notice("placed run %s: killed what was left after the grace period", run->path);
+	return run_remove(run), 0;
+}
+
+/* The launcher is gone: its tasks may finish their grace period, then go. */
+static int on_launcher_exit(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct run *run = userdata;
+	_cleanup_close_ int cg = mg_cg_open(run->runs->mountfd, run->path);
+	int populated = cg < 0 ? 0 : mg_cg_populated(cg);
+
+	run->pid_src = sd_event_source_disable_unref(run->pid_src);
+	if (run->pidfd >= 0)
+		close(run->pidfd);
+	run->pidfd = -1;
+	if (populated <= 0)
+		return run_remove(run), 0;
+	log_notice("placed run %s: its launcher is gone; what is left is killed in %" PRIu64 " s", run->path,
+	           run->runs->grace_usec / 1000000);
+	if (arm(run, run->runs->grace_usec, on_grace_over) < 0)
+		on_grace_over(NULL, 0, run);
+	return 0;
+}
+
+/* The job the run came from ended (scancel, qdel, walltime): the launcher
+ * gets what a SIGTERM to memguard gives, then two grace periods before
+ * everything goes. */
+static int on_tether(sd_event_source *src, const struct inotify_event *ev, void *userdata)
+{
+	struct run *run = userdata;
+	_cleanup_close_ int fd = mg_cg_open(run->runs->mountfd, run->tether);
+
+	if (fd >= 0 && mg_cg_populated(fd) > 0)
+		return 0;
+	run->tether_src = sd_event_source_disable_unref(run->tether_src);
+	if (run->pidfd < 0)
+		return 0;
+	log_notice("placed run %s: cgroup %s ended; telling its launcher (SIGTERM)", run->path, run->tether);
+	int r = pidfd_signal(run->pidfd, SIGTERM);
+	if (r < 0 && r != -ESRCH)
+		mg_log_errno(LOG_ERR, r, "signal the launcher of placed run %s: %m", run->path);
+	if (arm(run, 2 * run->runs->grace_usec, on_grace_over) < 0)
+		on_grace_over(NULL, 0, run);
+	return 0;
+}
+
+/* fresh: just placed. A tether that is already empty then held nothing but
+ * the launcher (exec'd by a job script that was alone there): no tether. For
+ * an adopted run, an empty tether means the job ended meanwhile. */
+static void run_watch(struct run *run, bool fresh)
+{
+	struct mg_runs *runs = run->runs;
+	char path[sizeof(runs->mount) + sizeof(run->tether) + 32];
+	int r;
+
+	if (run->pidfd >= 0 &&
+	    (r = sd_event_add_io(runs->event, &run->pid_src, run->pidfd, EPOLLIN, on_launcher_exit, run)) < 0)
+		mg_log_errno(LOG_ERR, r, "watch the launcher of placed run %s: %m", run->path);
+	if (!run->tether[0])
+		return;
+	if (fresh) {
+		_cleanup_close_ int fd = mg_cg_open(runs->mountfd, run->tether);
+		if (fd < 0 || mg_cg_populated(fd) <= 0) {
+			log_info("placed run %s: cgroup %s held only its launcher: not tethered", run->path,
+			         run->tether);
+			run->tether[0] = '\0';
+			return;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/%s/cgroup.events", runs->mount, run->tether);
+	r = sd_event_add_inotify(runs->event, &run->tether_src, path, IN_MODIFY, on_tether, run);
+	if (r < 0) {
+		mg_log_errno(LOG_WARNING, r, "watch %s: %m; placed run %s is not tethered", path, run->path);
+		return;
+	}
+	on_tether(run->tether_src, NULL, run); /* it may have ended already */
+}
+
+/* Gives a cgroup to uid as systemd's Delegate=yes does: the directory and the
+ * files that let it manage its own subtree; the limits stay root's. */
+static int delegate(int cgfd, uid_t uid, gid_t gid)
+{
+	static const char *const files[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"};
+
+	if (fchownat(cgfd, "", uid, gid, AT_EMPTY_PATH) < 0)
+		return -errno;
+	for (size_t i = 0; i < MG_ARRAY_SIZE(files); i++)
+		if (fchownat(cgfd, files[i], uid, gid, 0) < 0)
+			return -errno;
+	return 0;
+}
+
+/* Both backends end here, with the run's cgroup made: the launcher goes into
+ * the supervisor leaf (out of the way of the no-internal-processes rule),
+ * the run gets its controllers, its user, its xattrs and its watches. */
+static int finish(struct run *run)
+{
+	struct mg_runs *runs = run->runs;
+	_cleanup_close_ int cg = mg_cg_open(runs->mountfd, run->path), leaf = -1;
+	char value[64], err[256] = "";
+	int r;
+
+	if (cg < 0)
+		return cg;
+	leaf = mg_cg_open(cg, MG_PLACE_SUPERVISOR_LEAF);
+	if (leaf == -ENOENT)
+		leaf = mg_cg_create(cg, MG_PLACE_SUPERVISOR_LEAF);
+	if (leaf < 0)
+		return leaf;
+	if ((r = mg_cg_move_pid(leaf, run->pid)) < 0)
+		return r;
+	/* Still the process we pinned: a pid recycled meanwhile would have moved a stranger. */
+	if ((r = pidfd_signal(run->pidfd, 0)) < 0)
+		return r;
+	if ((r = mg_cg_enable_controllers(cg, run->path, CONTROLLERS, err, sizeof(err))) < 0) {
+		log_err("placed run %s: %s", run->path, err);
+		return r;
+	}
+	if ((r = delegate(cg, run->uid, run->gid)) < 0 || (r = delegate(leaf, run->uid, run->gid)) < 0)
+		return r;
+	snprintf(value, sizeof(value), "%d %" PRIu64, (int)run->pid, run->start);
+	if (fsetxattr(cg, XATTR_LAUNCHER, value, strlen(value), 0) < 0 ||
+	    (run->tether[0] && fsetxattr(cg, XATTR_TETHER, run->tether, strlen(run->tether), 0) < 0))
+		log_warn("set trusted xattrs on %s: %s: a restarted memguardd will not know its launcher",
+		         run->path, strerror(errno));
+	return 0;
+}
+
+static void finished(struct run *run, int r)
+{
+	mg_run_done_t done = run->done;
+
+	run->starting = false;
+	run->slot = sd_bus_slot_unref(run->slot);
+	run->timer = sd_event_source_disable_unref(run->timer);
+	if (r >= 0)
+		r = finish(run);
+	if (r < 0) {
+		done(run->userdata, r, NULL);
+		(void)mg_cg_remove(run->runs->mountfd, run->path);
+		run_free(run);
+		return;
+	}
+	done(run->userdata, 0, run->path);
+	run_watch(run, true);
+}
+
+/* cgroupfs: MG_PLACE_RUNS_PARENT/user-<uid>-<n> with memory.max, made here. */
+static int create_cgroupfs(struct run *run)
+{
+	struct mg_runs *runs = run->runs;
+	_cleanup_close_ int parent = -1, cg = -1;
+	char name[64], err[256] = "";
+	int r;
+
+	if ((r = mg_cg_enable_controllers(runs->mountfd, runs->mount, CONTROLLERS, err, sizeof(err))) < 0)
+		goto fail;
+	parent = mg_cg_open(runs->mountfd, MG_PLACE_RUNS_PARENT);
+	if (parent == -ENOENT)
+		parent = mg_cg_create(runs->mountfd, MG_PLACE_RUNS_PARENT);
+	if ((r = parent) < 0 ||
+	    (r = mg_cg_enable_controllers(parent, MG_PLACE_RUNS_PARENT, CONTROLLERS, err, sizeof(err))) < 0)
+		goto fail;
+	for (unsigned tries = 0; tries < 1000; tries++) {
+		snprintf(name, sizeof(name), MG_PLACE_RUN_PREFIX "%u-%u", (unsigned)run->uid, ++runs->seq);
+		if ((cg = mg_cg_create(parent, name)) != -EEXIST)
+			break;
+	}
+	if ((r = cg) < 0)
+		goto fail;
+	snprintf(run->path, sizeof(run->path), "%s/%s", MG_PLACE_RUNS_PARENT, name);
+	if (run->limit != MG_SIZE_UNLIMITED &&
+	    (r = mg_cg_write_size(cg, run->path, "memory.max", run->limit, err, sizeof(err))) < 0) {
+		(void)mg_cg_remove(parent, name);
+		goto fail;
+	}
+	return 0;
+fail:
+	mg_log_errno(LOG_ERR, r, "make a cgroup for a run of uid %u: %s%s%m", (unsigned)run->uid, err,
+	             err[0] ? ": " : "");
+	return r;
+}
+
+/* Polls until systemd has the caller in the new scope (its job runs after
+ * the method returns). */
+static int on_scope_poll(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct run *run = userdata;
+	_cleanup_free_ char *now = NULL;
+	int r = mg_cg_pid_path(run->runs->procfd, run->pid, &now);
+
+	if (r >= 0 && strcmp(now + strspn(now, "/"), run->path) == 0)
+		return finished(run, 0), 0;
+	run->waited_usec += SCOPE_POLL_USEC;
+	if (r < 0 || run->waited_usec >= SCOPE_WAIT_USEC) {
+		log_err("placed run %s: systemd did not start the scope with pid %d in it", run->path,
+		        (int)run->pid);
+		return finished(run, r < 0 ? r : -ETIMEDOUT), 0;
+	}
+	if ((r = arm(run, SCOPE_POLL_USEC, on_scope_poll)) < 0)
+		finished(run, r);
+	return 0;
+}
+
+static int on_scope_started(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct run *run = userdata;
+	const sd_bus_error *e = sd_bus_message_get_error(reply);
+	int r;
+
+	if (e) {
+		log_err("placed run %s: StartTransientUnit: %s", run->path, e->message ?: e->name);
+		return finished(run, -sd_bus_error_get_errno(e) ?: -EIO), 0;
+	}
+	if ((r = arm(run, SCOPE_POLL_USEC, on_scope_poll)) < 0)
+		finished(run, r);
+	return 0;
+}
+
+/* systemd: a transient scope memguard-user-<uid>-<n>.scope in memguard.slice,
+ * Delegate=yes, the caller moved in by systemd itself, which stays the only
+ * writer of the tree above it. */
+static int create_scope(struct run *run)
+{
+	struct mg_runs *runs = run->runs;
+	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *m = NULL;
+	char unit[96], desc[96];
+	int r;
+
+	snprintf(unit, sizeof(unit), SCOPE_PREFIX MG_PLACE_RUN_PREFIX "%u-%u-%u.scope", (unsigned)run->uid,
+	         (unsigned)getpid(), ++runs->seq);
+	snprintf(run->path, sizeof(run->path), MG_PLACE_SLICE "/%s", unit);
+	snprintf(desc, sizeof(desc), "memguard run of uid %u (pid %d)", (unsigned)run->uid, (int)run->pid);
+	if ((r = sd_bus_message_new_method_call(
+	             runs->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+	             "org.freedesktop.systemd1.Manager", "StartTransientUnit")) < 0 ||
+	    (r = sd_bus_message_append(m, "ss", unit, "fail")) < 0 ||
+	    (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
+	    (r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)", "Slice", "s", MG_PLACE_SLICE, "Description",
+	                               "s", desc, "Delegate", "b", 1, "MemoryAccounting", "b", 1, "PIDs",
+	                               "au", 1, (uint32_t)run->pid)) < 0 ||
+	    (run->limit != MG_SIZE_UNLIMITED &&
+	     (r = sd_bus_message_append(m, "(sv)", "MemoryMax", "t", run->limit)) < 0) ||
+	    (r = sd_bus_message_close_container(m)) < 0 ||
+	    (r = sd_bus_message_append(m, "a(sa(sv))", 0)) < 0 ||
+	    (r = sd_bus_call_async(runs->bus, &run->slot, m, on_scope_started, run, SCOPE_WAIT_USEC)) < 0) {
+		mg_log_errno(LOG_ERR, r, "ask systemd for scope %s: %m", unit);
+		return r;
+	}
+	return 0;
+}
+
+int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, uint64_t start, uint64_t limit,
+                   const char *tether, mg_run_done_t done, void *userdata)
+{
+	struct run *run = run_new(runs);
+	int r;
+
+	if (!run) {
+		close(pidfd);
+		return -ENOMEM;
+	}
+	run->uid = cred->uid;
+	run->gid = cred->gid;
+	run->pid = cred->pid;
+	run->pidfd = pidfd;
+	run->start = start;
+	run->limit = limit;
+	snprintf(run->tether, sizeof(run->tether), "%s", tether);
+	if ((r = runs->bus ? create_scope(run) : create_cgroupfs(run)) < 0) {
+		run_free(run);
+		return r;
+	}
+	run->done = done;
+	run->userdata = userdata;
+	run->starting = true;
+	if (!runs->bus)
+		finished(run, 0);
+	return 0;
+}
+
+struct adopt_scan {
+	struct mg_runs *runs;
+	const char *parent, *prefix;
+};
+
+/* A placed run a previous memguardd left: watch it again, or end it when
+ * its launcher is gone. */
+static int adopt(int fd, const char *name, void *userdata)
+{
+	const struct adopt_scan *as = userdata;
+	char value[64] = "";
+	struct stat st;
+	uint64_t now_start;
+	int pid = 0;
+	struct run *run;
+
+	if (strncmp(name, as->prefix, strlen(as->prefix)) != 0 || fstat(fd, &st) < 0 ||
+	    !(run = run_new(as->runs)))
+		return 0;
+	snprintf(run->path, sizeof(run->path), "%s/%s", as->parent, name);
+	run->uid = st.st_uid;
+	ssize_t n = fgetxattr(fd, XATTR_LAUNCHER, value, sizeof(value) - 1);
+	if (n > 0 && sscanf(value, "%d %" SCNu64, &pid, &run->start) == 2 && pid > 0) {
+		run->pid = pid;
+		run->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		/* The same process only if it started when the launcher did. */
+		if (run->pidfd >= 0 &&
+		    (mg_proc_start_time(as->runs->procfd, pid, &now_start) < 0 || now_start != run->start)) {
+			close(run->pidfd);
+			run->pidfd = -1;
+		}
+	}
+	n = fgetxattr(fd, XATTR_TETHER, run->tether, sizeof(run->tether) - 1);
+	run->tether[n > 0 ? n : 0] = '\0';
+	log_info("placed run %s: adopted (launcher %s)", run->path, run->pidfd >= 0 ? "running" : "gone");
+	if (run->pidfd < 0)
+		on_launcher_exit(NULL, -1, 0, run);
+	else
+		run_watch(run, false);
+	return 0;
+}
+
+/* systemd's own socket, as systemctl does as root: no D-Bus daemon needed;
+ * else the system bus. */
+static int connect_systemd(struct mg_runs *runs, sd_event *event)
+{
+	sd_bus *bus = NULL;
+	int r;
+
+	if ((r = sd_bus_new(&bus)) >= 0 &&
+	    (r = sd_bus_set_address(bus, "unix:path=/run/systemd/private")) >= 0)
+		r = sd_bus_start(bus);
+	if (r < 0) {
+		bus = sd_bus_unref(bus);
+		r = sd_bus_open_system(&bus);
+	}
+	if (r >= 0)
+		r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL + 10);
+	if (r < 0) {
+		sd_bus_unref(bus);
+		return r;
+	}
+	runs->bus = bus;
+	return 0;
+}
+
+int mg_runs_new(const struct mg_runs_config *cfg, struct mg_runs **ret)
+{
+	struct mg_runs *runs = calloc(1, sizeof(*runs));
+	int r;
+
+	if (!runs)
+		return -ENOMEM;
+	*runs = (struct mg_runs){.event = sd_event_ref(cfg->event),
+	                         .mountfd = cfg->mountfd,
+	                         .procfd = cfg->procfd,
+	                         .grace_usec = cfg->grace_usec};
+	snprintf(runs->mount, sizeof(runs->mount), "%s", cfg->mount);
+	if (cfg->systemd && (r = connect_systemd(runs, cfg->event)) < 0)
+		mg_log_errno(LOG_WARNING, r,
+		             "connect to systemd: %m; making placed runs on cgroupfs directly");
+	static const struct {
+		const char *parent, *prefix;
+	} places[] = {{MG_PLACE_RUNS_PARENT, MG_PLACE_RUN_PREFIX},
+	              {MG_PLACE_SLICE, SCOPE_PREFIX MG_PLACE_RUN_PREFIX}};
+	for (size_t i = 0; i < MG_ARRAY_SIZE(places); i++) {
+		struct adopt_scan as = {.runs = runs, .parent = places[i].parent, .prefix = places[i].prefix};
+		_cleanup_close_ int parent = mg_cg_open(cfg->mountfd, places[i].parent);
+		if (parent >= 0)
+			(void)mg_cg_for_each_child(parent, adopt, &as);
+	}
+	*ret = runs;
+	return 0;
+}
+
+void mg_runs_free(struct mg_runs *runs)
+{
+	if (!runs)
+		return;
+	for (size_t i = 0; i < MAX_RUNS; i++)
+		if (runs->run[i]) {
+			runs->run[i]->starting = false; /* no callbacks into a service going away */
+			run_free(runs->run[i]);
+		}
+	sd_bus_flush_close_unref(runs->bus);
+	sd_event_unref(runs->event);
+	free(runs);
+}

@@ -1,0 +1,35 @@
+/* memguardd's placement service: a Unix socket where an ordinary user's
+ * launcher asks to be put into a real cgroup. The caller is known only by
+ * what the kernel says (SO_PEERCRED, a pidfd); its run is tethered to the job
+ * it came from and removed when its launcher is gone. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+struct mg_placesvc_config {
+	const char *socket_path;   /* bound here unless systemd passed a listening socket */
+	const char *mount;         /* the cgroup2 mount, for inotify paths and messages */
+	uint64_t grace_usec;       /* from a launcher's end (or its job's) to the kill of what is left */
+	unsigned max_runs_per_uid; /* placed runs one user may have at once */
+	bool systemd;              /* runs as transient scopes over sd-bus (systemd is PID 1) */
+};
+
+struct mg_placesvc;
+
+/* Starts listening and adopts the placed runs a previous memguardd left
+ * (their launcher and tether are kept in trusted.* xattrs); runs whose
+ * launcher is gone are killed and removed. mountfd and procfd stay the
+ * caller's. Returns 0 or -errno. */
+int mg_placesvc_start(sd_event *event, int mountfd, int procfd, const struct mg_placesvc_config *cfg,
+                      struct mg_placesvc **ret);
+
+/* Updates the limits on reload (the socket stays). */
+void mg_placesvc_configure(struct mg_placesvc *s, uint64_t grace_usec, unsigned max_runs_per_uid);
+
+/* "systemd" or "cgroupfs": which backend makes the runs. */
+const char *mg_placesvc_backend(const struct mg_placesvc *s);
+
+/* Stops listening; placed runs are left to the next memguardd. NULL is fine. */
+void mg_placesvc_free(struct mg_placesvc *s);

@@ -1,0 +1,86 @@
+# The placement tests' setup: two ordinary users, alice and bob, a running memguardd,
+# and helpers to act as them from a root-made cgroup standing in for a batch job's.
+# Sourced after lib.sh and daemon_lib.sh.
+
+for u in alice bob; do id "$u" >/dev/null 2>&1 || useradd -M -s /bin/sh "$u"; done
+share=$work/share
+mkdir -m 1777 "$share"
+chmod 755 "$work"
+socket=/run/memguard/place.sock
+
+cleanup() {
+	pkill -KILL -u alice 2>/dev/null || true
+	pkill -KILL -u bob 2>/dev/null || true
+	stop_daemon
+	for cg in job1 job2 job3 job4 job5; do rmdir "$cgroot/$cg" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+start_daemon "$(printf 'protect =\n[task]\nkill_grace = 2s')"
+for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.05; done
+[ -S "$socket" ] || { cat "$work/daemon.log"; fail "no placement socket at $socket"; }
+
+# job CGROUP [LIMIT]: a root-owned cgroup standing in for a batch job's.
+job() {
+	mkdir -p "$cgroot/$1"
+	[ -z "${2:-}" ] || echo "$2" >"$cgroot/$1/memory.max"
+}
+# as USER CGROUP CMD...: runs CMD as USER from inside CGROUP, as a job script would.
+as() {
+	local user=$1 cg=$2
+	shift 2
+	sh -c 'u=$1; shift; echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$u" --regid="$u" --init-groups -- "$@"' \
+		"$cgroot/$cg" "$user" env -u MEMGUARD_PLACE_SOCKET "$@"
+}
+placed_runs() { find "$cgroot/memguard" -mindepth 1 -maxdepth 1 -type d -name 'user-*' 2>/dev/null | wc -l; }
+wait_for() { # SECONDS CONDITION...: polls until CONDITION holds
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+no_placed_runs() { [ "$(placed_runs)" -eq 0 ]; }
+placed_tasks() { [ "$(find "$cgroot/memguard" -path '*/user-*/task-*' -type d 2>/dev/null | wc -l)" -eq "$1" ]; }
+no_procs_of() { ! pgrep -u "$1" >/dev/null; }
+# client USER CGROUP PAYLOAD...: talks to the socket directly, as an attacker would.
+client() {
+	local user=$1 cg=$2
+	shift 2
+	as "$user" "$cg" python3 "$work/client.py" "$socket" "$@"
+}
+cat >"$work/client.py" <<'PY'
+import socket, sys, time
+path, mode = sys.argv[1], sys.argv[2]
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return s
+if mode == "line":  # one request line, print the reply
+    s = conn(); s.sendall(sys.argv[3].encode() + b"\n"); print(s.recv(4096).decode().strip())
+elif mode == "junk":  # megabytes without a newline
+    s = conn(); sent = 0
+    try:
+        while sent < 5 << 20:
+            sent += s.send(b"x" * 65536)
+    except OSError:
+        pass
+    s.settimeout(5)
+    try:
+        print(s.recv(4096).decode().strip() or "closed")
+    except OSError as e:
+        print("closed", e)
+elif mode == "hold":  # many idle connections that never read or write
+    held = []
+    for _ in range(int(sys.argv[3])):
+        try:
+            held.append(conn())
+        except OSError:
+            break
+    print(len(held), flush=True)
+    time.sleep(float(sys.argv[4]))
+PY
+chmod 644 "$work/client.py"
+

@@ -1,0 +1,231 @@
+/* The placement service's pure parts: where a run goes (mg_place_decide),
+ * the request and reply lines, and job ids. No kernel, no socket. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "askplace.h"
+#include "memguard/units.h"
+#include "place.h"
+
+#define MiB (1ull << 20)
+#define NONE MG_SIZE_UNLIMITED
+
+/* Slurm's chain for a batch step on Debian (deepest first), with --mem=400M on
+ * the job and on the step's user cgroup. */
+static const struct mg_place_origin slurm[] = {
+        {.path = "system.slice/n_slurmstepd.scope/job_7/step_batch/user/task_0", .limit = NONE},
+        {.path = "system.slice/n_slurmstepd.scope/job_7/step_batch/user", .limit = 400 * MiB},
+        {.path = "system.slice/n_slurmstepd.scope/job_7/step_batch", .limit = NONE},
+        {.path = "system.slice/n_slurmstepd.scope/job_7", .limit = 400 * MiB},
+        {.path = "system.slice/n_slurmstepd.scope", .limit = NONE},
+        {.path = "system.slice", .limit = NONE},
+};
+
+static const struct mg_place_origin session[] = {
+        {.path = "user.slice/user-1000.slice/session-3.scope", .limit = NONE},
+        {.path = "user.slice/user-1000.slice", .limit = NONE},
+        {.path = "user.slice", .limit = NONE},
+};
+
+static const struct mg_place_job jobs[] = {
+        {.name = "41.srv", .owner = 1000, .has_leaf = true},
+        {.name = "42.srv", .owner = 1001, .has_leaf = true},
+        {.name = "43[2].srv", .owner = 1001, .has_leaf = true},
+        {.name = "44.srv", .owner = 1002, .has_leaf = false},
+};
+
+struct decide_case {
+	const char *name;
+	uid_t uid;
+	const char *hint;
+	unsigned runs;
+	const struct mg_place_origin *chain;
+	size_t n;
+	enum mg_place_kind kind;
+	size_t job;
+	uint64_t limit;
+	long limit_from, tether;
+	const char *why_has;
+};
+
+static void test_decide_table(void **state)
+{
+	static const struct mg_place_origin nested[] = {
+	        {.path = "memguard/user-1000-3/task-1", .limit = 100 * MiB, .in_placed = true},
+	        {.path = "memguard/user-1000-3", .limit = 400 * MiB, .in_placed = true},
+	        {.path = "memguard", .limit = NONE},
+	};
+	static const struct mg_place_origin tighter_inside[] = {
+	        {.path = "a/b/c", .limit = 300 * MiB},
+	        {.path = "a/b", .limit = 500 * MiB},
+	        {.path = "a", .limit = 300 * MiB},
+	};
+	static const struct decide_case cases[] = {
+	        {"slurm: the job's limit, tethered to the job, not the step", 1003, NULL, 0, slurm, 6,
+	         MG_PLACE_RUN, 0, 400 * MiB, 3, 3,
+	         "memory.max 400MiB of cgroup system.slice/n_slurmstepd.scope/job_7"},
+	        {"a login session: no limit, tethered to the session", 1003, NULL, 0, session, 3,
+	         MG_PLACE_RUN, 0, NONE, -1, 0,
+	         "no limit on cgroup user.slice/user-1000.slice/session-3.scope"},
+	        {"equal limits: the outermost", 1003, NULL, 0, tighter_inside, 3, MG_PLACE_RUN, 0, 300 * MiB,
+	         2, 2, "of cgroup a"},
+	        {"the only job of the uid, no hint", 1000, NULL, 0, session, 3, MG_PLACE_JOB, 0, NONE, -1, -1,
+	         "memguard.jobs/41.srv"},
+	        {"two jobs, no hint: a run, not a guess", 1001, NULL, 0, slurm, 6, MG_PLACE_RUN, 0, 400 * MiB,
+	         3, 3, NULL},
+	        {"two jobs, the hint chooses", 1001, "43[2].srv", 0, slurm, 6, MG_PLACE_JOB, 2, NONE, -1, -1,
+	         NULL},
+	        {"another uid's job by hint: never", 1000, "42.srv", 0, slurm, 6, MG_PLACE_RUN, 0, 400 * MiB,
+	         3, 3, NULL},
+	        {"another uid's only job: never", 1003, NULL, 0, session, 3, MG_PLACE_RUN, 0, NONE, -1, 0,
+	         NULL},
+	        {"a job without its leaf is not ready", 1002, "44.srv", 0, session, 3, MG_PLACE_RUN, 0, NONE,
+	         -1, 0, NULL},
+	        {"per-uid limit", 1003, NULL, 4, slurm, 6, MG_PLACE_REFUSE, 0, NONE, -1, -1,
+	         "has 4 placed runs already (the limit is 4)"},
+	        {"the limit does not stop a job placement", 1000, NULL, 4, session, 3, MG_PLACE_JOB, 0, NONE,
+	         -1, -1, NULL},
+	        {"already placed", 1000, NULL, 0, nested, 3, MG_PLACE_REFUSE, 0, NONE, -1, -1,
+	         "is a placed run or a job cgroup already"},
+	        {"no chain", 1000, NULL, 0, slurm, 0, MG_PLACE_REFUSE, 0, NONE, -1, -1, "unknown"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct decide_case *c = &cases[i];
+		struct mg_place_request req = {
+		        .uid = c->uid, .job_hint = c->hint, .runs_of_uid = c->runs, .max_runs_per_uid = 4};
+		struct mg_place_verdict v;
+
+		print_message("case: %s\n", c->name);
+		assert_int_equal(mg_place_decide(&req, c->chain, c->n, jobs, 4, &v), c->kind);
+		assert_int_equal(v.kind, c->kind);
+		if (c->kind == MG_PLACE_JOB)
+			assert_int_equal(v.job, c->job);
+		if (c->kind == MG_PLACE_RUN) {
+			assert_int_equal(v.limit, c->limit);
+			assert_int_equal(v.limit_from, c->limit_from);
+			assert_int_equal(v.tether, c->tether);
+		}
+		if (c->why_has)
+			assert_non_null(strstr(v.why, c->why_has));
+	}
+}
+
+static void test_job_id_valid(void **state)
+{
+	assert_true(mg_place_job_id_valid("123.srv"));
+	assert_true(mg_place_job_id_valid("123[4].srv-01_a"));
+	assert_false(mg_place_job_id_valid(""));
+	assert_false(mg_place_job_id_valid(".."));
+	assert_false(mg_place_job_id_valid(".hidden"));
+	assert_false(mg_place_job_id_valid("a/b"));
+	assert_false(mg_place_job_id_valid("a b"));
+	assert_false(mg_place_job_id_valid("../../etc"));
+	assert_false(mg_place_job_id_valid("x\n"));
+	assert_false(
+	        mg_place_job_id_valid("12345678901234567890123456789012345678901234567890123456789012345"));
+}
+
+static void test_parse_request(void **state)
+{
+	struct {
+		const char *line;
+		int ret;
+		const char *hint;
+	} cases[] = {
+	        {"place\n", 0, NULL},
+	        {"place", 0, NULL},
+	        {"place\r\n", 0, NULL},
+	        {"place job=7.srv\n", 0, "7.srv"},
+	        {"place job=\n", -EINVAL, NULL},
+	        {"place job=../x\n", -EINVAL, NULL},
+	        {"place job=a b\n", -EINVAL, NULL},
+	        {"place uid=0\n", -EINVAL, NULL},
+	        {"PLACE\n", -EINVAL, NULL},
+	        {"\n", -EINVAL, NULL},
+	        {"place\nplace job=1\n", 0, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[64];
+		const char *hint = "unset";
+		snprintf(buf, sizeof(buf), "%s", cases[i].line);
+		assert_int_equal(mg_place_parse_request(buf, &hint), cases[i].ret);
+		if (cases[i].ret == 0 && cases[i].hint)
+			assert_string_equal(hint, cases[i].hint);
+		else if (cases[i].ret == 0)
+			assert_null(hint);
+	}
+}
+
+static void test_parse_reply(void **state)
+{
+	struct mg_place_answer a;
+	char why[128];
+
+	assert_int_equal(mg_place_parse_reply("ok run memguard/user-1000-3 419430400 system.slice/x/job_7\n",
+	                                      &a, why, sizeof(why)),
+	                 0);
+	assert_int_equal(a.kind, MG_PLACE_ANSWER_RUN);
+	assert_string_equal(a.cgroup, "memguard/user-1000-3");
+	assert_int_equal(a.limit, 400 * MiB);
+	assert_string_equal(a.limit_from, "system.slice/x/job_7");
+
+	assert_int_equal(mg_place_parse_reply("ok run memguard/user-1-1 max -\n", &a, why, sizeof(why)), 0);
+	assert_int_equal(a.limit, NONE);
+	assert_string_equal(a.limit_from, "");
+
+	assert_int_equal(mg_place_parse_reply("ok job memguard.jobs/41.srv\n", &a, why, sizeof(why)), 0);
+	assert_int_equal(a.kind, MG_PLACE_ANSWER_JOB);
+	assert_string_equal(a.cgroup, "memguard.jobs/41.srv");
+
+	assert_int_equal(
+	        mg_place_parse_reply("err this user has 32 placed runs already\n", &a, why, sizeof(why)),
+	        -EPERM);
+	assert_string_equal(why, "this user has 32 placed runs already");
+
+	static const char *const bad[] = {
+	        "",
+	        "ok\n",
+	        "ok run\n",
+	        "ok run memguard/x 12\n",
+	        "ok run memguard/x twelve -\n",
+	        "ok run memguard/x 0 -\n",
+	        "ok run /etc 12 -\n",
+	        "ok run memguard/../../x 12 -\n",
+	        "ok job\n",
+	        "ok job a b\n",
+	        "ok move x\n",
+	        "hello\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(mg_place_parse_reply(bad[i], &a, why, sizeof(why)), -EBADMSG);
+}
+
+/* The client against a socket nobody listens on: a one-line reason, no hang. */
+static void test_ask_without_daemon(void **state)
+{
+	struct mg_place_answer a;
+	char why[256];
+
+	assert_true(mg_place_ask("/nonexistent/memguard/place.sock", NULL, 100, &a, why, sizeof(why)) < 0);
+	assert_non_null(strstr(why, "placement service at /nonexistent/memguard/place.sock"));
+	assert_null(strchr(why, '\n'));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_decide_table),       cmocka_unit_test(test_job_id_valid),
+	        cmocka_unit_test(test_parse_request),      cmocka_unit_test(test_parse_reply),
+	        cmocka_unit_test(test_ask_without_daemon),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
