@@ -12,11 +12,11 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
+#include "memguard/contract.h"
 #include "memguard/log.h"
 #include "memguard/procstat.h"
 #include "memguard/units.h"
@@ -31,9 +31,6 @@
 #define SCOPE_POLL_USEC 20000ull
 #define CONTROLLERS "memory pids"
 #define SCOPE_PREFIX "memguard-"
-/* Root's word on a placed run, kept in the tree for the next memguardd. */
-#define XATTR_LAUNCHER "trusted.memguard.launcher" /* "pid starttime" of the launcher */
-#define XATTR_TETHER "trusted.memguard.tether"     /* the cgroup the run ends with */
 
 struct run {
 	struct mg_runs *runs;
@@ -256,7 +253,7 @@ static int finish(struct run *run)
 {
 	struct mg_runs *runs = run->runs;
 	_cleanup_close_ int cg = mg_cg_open(runs->mountfd, run->path), leaf = -1;
-	char value[64], err[256] = "";
+	char err[256] = "";
 	int r;
 
 	if (cg < 0)
@@ -277,11 +274,11 @@ static int finish(struct run *run)
 	}
 	if ((r = delegate(cg, run->uid, run->gid)) < 0 || (r = delegate(leaf, run->uid, run->gid)) < 0)
 		return r;
-	snprintf(value, sizeof(value), "%d %" PRIu64, (int)run->pid, run->start);
-	if (fsetxattr(cg, XATTR_LAUNCHER, value, strlen(value), 0) < 0 ||
-	    (run->tether[0] && fsetxattr(cg, XATTR_TETHER, run->tether, strlen(run->tether), 0) < 0))
-		log_warn("set trusted xattrs on %s: %s: a restarted memguardd will not know its launcher",
-		         run->path, strerror(errno));
+	/* Root's word on the run, kept in the tree for the next memguardd. */
+	if ((r = mg_contract_set_launcher(cg, run->pid, run->start)) < 0 ||
+	    (run->tether[0] && (r = mg_contract_set_tether(cg, run->tether)) < 0))
+		log_warn("record the launcher of %s: %s: a restarted memguardd will not know it", run->path,
+		         strerror(-r));
 	return 0;
 }
 
@@ -448,10 +445,9 @@ struct adopt_scan {
 static int adopt(int fd, const char *name, void *userdata)
 {
 	const struct adopt_scan *as = userdata;
-	char value[64] = "";
 	struct stat st;
 	uint64_t now_start;
-	int pid = 0;
+	pid_t pid = 0;
 	struct run *run;
 
 	if (strncmp(name, as->prefix, strlen(as->prefix)) != 0 || fstat(fd, &st) < 0 ||
@@ -459,8 +455,7 @@ static int adopt(int fd, const char *name, void *userdata)
 		return 0;
 	snprintf(run->path, sizeof(run->path), "%s/%s", as->parent, name);
 	run->uid = st.st_uid;
-	ssize_t n = fgetxattr(fd, XATTR_LAUNCHER, value, sizeof(value) - 1);
-	if (n > 0 && sscanf(value, "%d %" SCNu64, &pid, &run->start) == 2 && pid > 0) {
+	if (mg_contract_get_launcher(fd, &pid, &run->start) == 0) {
 		run->pid = pid;
 		run->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 		/* The same process only if it started when the launcher did. */
@@ -470,8 +465,7 @@ static int adopt(int fd, const char *name, void *userdata)
 			run->pidfd = -1;
 		}
 	}
-	n = fgetxattr(fd, XATTR_TETHER, run->tether, sizeof(run->tether) - 1);
-	run->tether[n > 0 ? n : 0] = '\0';
+	(void)mg_contract_get_tether(fd, run->tether, sizeof(run->tether));
 	log_info("placed run %s: adopted (launcher %s)", run->path, run->pidfd >= 0 ? "running" : "gone");
 	if (run->pidfd < 0)
 		on_launcher_exit(NULL, -1, 0, run);

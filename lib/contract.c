@@ -108,3 +108,34 @@ int mg_contract_clear_fence(int cgfd)
 		return errno == ENODATA || errno == ENOTSUP ? 0 : -errno;
 	return 0;
 }
+
+int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start)
+{
+	char value[48];
+
+	snprintf(value, sizeof(value), "%d %" PRIu64, (int)pid, start);
+	return set_text(cgfd, MG_XATTR_LAUNCHER, value);
+}
+
+int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start)
+{
+	char value[48];
+	int pid, r = get_text(cgfd, MG_XATTR_LAUNCHER, value, sizeof(value));
+
+	if (r < 0)
+		return r;
+	if (sscanf(value, "%d %" SCNu64, &pid, ret_start) != 2 || pid <= 0)
+		return -ENODATA;
+	*ret_pid = pid;
+	return 0;
+}
+
+int mg_contract_set_tether(int cgfd, const char *path)
+{
+	return set_text(cgfd, MG_XATTR_TETHER, path);
+}
+
+int mg_contract_get_tether(int cgfd, char *buf, size_t size)
+{
+	return get_text(cgfd, MG_XATTR_TETHER, buf, size);
+}

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define MG_XATTR_SHARE "trusted.memguard.share"
 #define MG_XATTR_SHARE_HINT "user.memguard.share"
@@ -58,3 +59,17 @@ int mg_contract_get_killed(int cgfd, char *buf, size_t size);
 int mg_contract_set_fence(int cgfd, const char *saved_high);
 int mg_contract_get_fence(int cgfd, char *buf, size_t size);
 int mg_contract_clear_fence(int cgfd);
+
+/* On a run cgroup that memguardd placed (daemon/placedrun.c), root's record
+ * for a restarted memguardd, which adopts the run from it:
+ *  - trusted.memguard.launcher: "pid starttime" of the launcher it placed
+ *    (the start time tells that pid from a recycled one);
+ *  - trusted.memguard.tether: the cgroup, below the mount, the run ends with.
+ * get_launcher returns 0, -ENODATA when missing or malformed, or -errno;
+ * get_tether returns the length as mg_contract_get_killed() does. */
+#define MG_XATTR_LAUNCHER "trusted.memguard.launcher"
+#define MG_XATTR_TETHER "trusted.memguard.tether"
+int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start);
+int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start);
+int mg_contract_set_tether(int cgfd, const char *path);
+int mg_contract_get_tether(int cgfd, char *buf, size_t size);

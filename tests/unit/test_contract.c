@@ -192,6 +192,35 @@ static void fence_saved_high(void **state)
 	close(cg);
 }
 
+/* A placed run's launcher and tether, for a restarted memguardd; a user's
+ * look-alike in user.* is no record. */
+static void placed_run_record(void **state)
+{
+	struct fake_tree *t = *state;
+	int cg = ft_open_dir(t->fd, "task");
+	char buf[64];
+	pid_t pid = 0;
+	uint64_t start = 0;
+
+	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), -ENODATA);
+	assert_int_equal(fsetxattr(cg, "user.memguard.launcher", "1 1", 3, 0), 0);
+	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), -ENODATA);
+	assert_int_equal(mg_contract_set_launcher(cg, 4242, 123456789012ull), 0);
+	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), 0);
+	assert_int_equal(pid, 4242);
+	assert_int_equal(start, 123456789012ull);
+	static const char *const garbage[] = {"", "x", "12", "0 5", "-3 5", "4242 x"};
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		assert_int_equal(fsetxattr(cg, MG_XATTR_LAUNCHER, garbage[i], strlen(garbage[i]), 0), 0);
+		assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), -ENODATA);
+	}
+	assert_int_equal(mg_contract_get_tether(cg, buf, sizeof(buf)), -ENODATA);
+	assert_int_equal(mg_contract_set_tether(cg, "system.slice/x_slurmstepd.scope/job_7"), 0);
+	assert_int_equal(mg_contract_get_tether(cg, buf, sizeof(buf)), 37);
+	assert_string_equal(buf, "system.slice/x_slurmstepd.scope/job_7");
+	close(cg);
+}
+
 /* A directory that is gone, or an fd that is no directory. */
 static void bad_fd(void **state)
 {
@@ -215,6 +244,7 @@ int main(void)
 	        T(share_garbage_reads_as_none),
 	        T(killed_reason),
 	        T(fence_saved_high),
+	        T(placed_run_record),
 	        cmocka_unit_test(bad_fd),
 	};
 #undef T
