@@ -57,11 +57,7 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 
 	*ret = (struct mg_place_verdict){
 	        .kind = MG_PLACE_REFUSE, .limit = MG_SIZE_UNLIMITED, .limit_from = -1, .tether = -1};
-	if (n == 0) {
-		snprintf(ret->why, sizeof(ret->why), "the caller's cgroup is unknown");
-		return ret->kind;
-	}
-	if (chain[0].in_placed) {
+	if (n > 0 && chain[0].in_placed) {
 		snprintf(ret->why, sizeof(ret->why),
 		         "cgroup %s is a placed run or a job cgroup already: use it directly", chain[0].path);
 		return ret->kind;
@@ -87,8 +83,11 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 		ret->limit_from = (long)i;
 	}
 	ret->kind = MG_PLACE_RUN;
-	ret->tether = ret->limit_from >= 0 ? ret->limit_from : 0;
-	if (ret->limit_from >= 0)
+	/* In the root cgroup (no chain: a node without systemd) nothing to end with. */
+	ret->tether = ret->limit_from >= 0 ? ret->limit_from : n > 0 ? 0 : -1;
+	if (n == 0)
+		snprintf(ret->why, sizeof(ret->why), "no limit: the caller is in the root cgroup");
+	else if (ret->limit_from >= 0)
 		snprintf(ret->why, sizeof(ret->why), "memory.max %s of cgroup %s",
 		         mg_size_format(ret->limit, s), chain[ret->limit_from].path);
 	else

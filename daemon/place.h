@@ -66,10 +66,11 @@ struct mg_place_verdict {
  *   (a user never gets more than the batch system gave the job), tethered to
  *   the outermost cgroup that sets that limit (the job: it stays populated
  *   while the job runs, its steps come and go), or to the caller's own
- *   cgroup when nothing is limited;
+ *   cgroup when nothing is limited (n == 0, the root cgroup: unlimited and
+ *   untethered);
  * - refused when the caller is already in a placed run or a job cgroup, or
  *   has max_runs_per_uid runs already.
- * n is the chain's length (at least 1). Returns the kind, also in ret. */
+ * n is the chain's length. Returns the kind, also in ret. */
 enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
                                    size_t n, const struct mg_place_job *jobs, size_t njobs,
                                    struct mg_place_verdict *ret);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <inttypes.h>
 #include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
@@ -109,11 +110,12 @@ static int probe_run(struct mg_placement *pl, char *why, size_t whysize)
 	return r < 0 ? reason(why, whysize, r, "cannot start processes in %s", pl->run) : 0;
 }
 
-/* Not root and our cgroup not delegated: ask memguardd, the node's trusted
- * process, to place us. Returns 1 with base set for a job cgroup (the run
- * goes below it as usual), 0 when the run itself was placed (set up here),
- * or -errno with the reason. */
-static int ask_daemon(struct mg_placement *pl, const char *self, char *base, size_t basesize, char *why,
+/* Asks memguardd, the node's trusted process, to place us: an ordinary user
+ * whose cgroup is not delegated (context says so), or root on a systemd node
+ * (context NULL), where systemd should stay the single writer of the tree.
+ * Returns 1 with base set for a job cgroup (the run goes below it as usual),
+ * 0 when the run itself was placed (set up here), or -errno with the reason. */
+static int ask_daemon(struct mg_placement *pl, const char *context, char *base, size_t basesize, char *why,
                       size_t whysize)
 {
 	const char *socket_path = getenv(MG_PLACE_SOCKET_ENV) ?: MG_PLACE_SOCKET;
@@ -122,7 +124,7 @@ static int ask_daemon(struct mg_placement *pl, const char *self, char *base, siz
 	int r = mg_place_ask(socket_path, getenv("PBS_JOBID"), 5000, &a, answer, sizeof(answer));
 
 	if (r < 0) {
-		snprintf(why, whysize, "cgroup %s is not delegated to this user, and %s", self, answer);
+		snprintf(why, whysize, "%s%s%s", context ?: "", context ? ", and " : "", answer);
 		return r;
 	}
 	if (a.kind == MG_PLACE_ANSWER_JOB) {
@@ -165,7 +167,13 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 
 	if (cgroup_parent) {
 		snprintf(base, sizeof(base), "%s", cgroup_parent + strspn(cgroup_parent, "/"));
+	} else if (geteuid() == 0 && sd_booted() > 0 &&
+	           (r = ask_daemon(pl, NULL, base, sizeof(base), why, whysize)) >= 0) {
+		if (r == 0)
+			return 0; /* a placed run, tethered to the job we came from */
 	} else if (geteuid() == 0) {
+		if (sd_booted() > 0)
+			log_debug("writing cgroups under %s ourselves: %s", pl->mount, why);
 		/* The mount root may hold processes and still enable controllers. */
 		r = mg_cg_enable_controllers(pl->mountfd, pl->mount, CONTROLLERS, why, whysize);
 		if (r < 0)
@@ -182,7 +190,9 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 			return reason(why, whysize, own, "open our cgroup %s", self);
 		if (faccessat(own, "cgroup.subtree_control", W_OK, AT_EACCESS) < 0 ||
 		    faccessat(own, "cgroup.procs", W_OK, AT_EACCESS) < 0) {
-			r = ask_daemon(pl, self, base, sizeof(base), why, whysize);
+			char context[PATH_MAX + 64];
+			snprintf(context, sizeof(context), "cgroup %s is not delegated to this user", self);
+			r = ask_daemon(pl, context, base, sizeof(base), why, whysize);
 			if (r <= 0)
 				return r; /* a placed run, or no place at all */
 		} else {

@@ -30,7 +30,7 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .mode = MG_SHARE_AUTO,
 	        .parent = "memguard",
 	        .log_level = LOG_INFO,
-	        .guard = "memguard/*/*",
+	        .guard = "memguard/*/* memguard.slice/*/*",
 	        .protect = "init.scope system.slice/ssh.service system.slice/systemd-journald.service "
 	                   "system.slice/slurmd.service system.slice/pbs_mom.service "
 	                   "system.slice/memguardd.service /usr/sbin/sshd /usr/lib/openssh/sshd-session "

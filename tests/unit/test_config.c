@@ -65,7 +65,7 @@ static void defaults(void **state)
 	assert_int_equal(c.mode, MG_SHARE_AUTO);
 	assert_string_equal(c.parent, "memguard");
 	assert_int_equal(c.log_level, LOG_INFO);
-	assert_string_equal(c.guard, "memguard/*/*");
+	assert_string_equal(c.guard, "memguard/*/* memguard.slice/*/*");
 	assert_string_equal(c.protect,
 	                    "init.scope system.slice/ssh.service system.slice/systemd-journald.service "
 	                    "system.slice/slurmd.service system.slice/pbs_mom.service "
@@ -111,7 +111,7 @@ static void explicit_defaults_change_nothing(void **state)
 	        "level = info\n"
 	        "\n"
 	        "[daemon]\n"
-	        "guard = memguard/*/*\n"
+	        "guard = memguard/*/* memguard.slice/*/*\n"
 	        "protect = init.scope system.slice/ssh.service system.slice/systemd-journald.service\n"
 	        "  system.slice/slurmd.service system.slice/pbs_mom.service system.slice/memguardd.service\n"
 	        "  /usr/sbin/sshd /usr/lib/openssh/sshd-session /usr/sbin/slurmd /usr/sbin/slurmstepd\n"

@@ -94,7 +94,8 @@ static void test_decide_table(void **state)
 	         -1, -1, NULL},
 	        {"already placed", 1000, NULL, 0, nested, 3, MG_PLACE_REFUSE, 0, NONE, -1, -1,
 	         "is a placed run or a job cgroup already"},
-	        {"no chain", 1000, NULL, 0, slurm, 0, MG_PLACE_REFUSE, 0, NONE, -1, -1, "unknown"},
+	        {"the root cgroup: unlimited, untethered", 1003, NULL, 0, slurm, 0, MG_PLACE_RUN, 0, NONE, -1,
+	         -1, "the caller is in the root cgroup"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
