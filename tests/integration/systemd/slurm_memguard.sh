@@ -4,16 +4,18 @@
 #   tests/vm/run-suite.sh --systemd --mem 1536 --test-timeout 600 tests/integration/systemd/slurm_memguard.sh
 # 1. a steady job: COMPLETED, exit 0, the report's budget within the job's --mem, every task ok;
 # 2. a runaway among steady tasks: the runaway is stopped, the others finish, the summary names it;
-# 3. scancel of a job whose script runs memguard without exec: what happens today, and that nothing
-#    of the job (process or cgroup) outlives it.
+# 3. scancel of a job whose script runs memguard without exec: the launcher, placed by memguardd
+#    outside the step's cgroup and tethered to the job, tells its tasks (SIGTERM), writes its report,
+#    and nothing of the job (process or cgroup) outlives it;
+# 4. the same for a job of root's.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=slurm_lib.sh
 . "$(dirname "$0")/slurm_lib.sh"
 
-# Today Slurm's cgroups are root's (not delegated to the job's user), so memguard runs degraded.
-# Issue 10 (placement) will make this "cgroup": then only this line changes.
-EXPECT_MODE=${EXPECT_MODE:-degraded}
+# Slurm's cgroups are root's (not delegated to the job's user): memguardd's placement service gives
+# the run a real cgroup. Without memguardd the mode would be "degraded".
+EXPECT_MODE=${EXPECT_MODE:-cgroup}
 JOB_MEM_MIB=400
 NEED_MEM_MIB=1400
 
@@ -25,7 +27,26 @@ total_mib=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 1024))
 install -m 0755 "$memguard" /usr/local/bin/memguard
 install -m 0755 "$memhog" /usr/local/bin/memhog
 
-r_mode='' r_where='' r_budget='' r_exit='' r_statuses='' r_reasons=()
+# memguardd as the package installs it: the service and the socket that holds the placement socket.
+memguardd_up() {
+	install -m 0755 "$memguardd" /usr/sbin/memguardd
+	cp "$top/packaging/systemd/memguardd.service" "$top/packaging/systemd/memguardd.socket" /etc/systemd/system/
+	systemctl daemon-reload
+	systemctl start memguardd.socket memguardd.service ||
+		{ journalctl -u memguardd -b --no-pager; fail "memguardd did not start"; }
+}
+# Placed runs under systemd are transient scopes memguard.slice/memguard-user-*.scope.
+placed_runs() { find "$cgroot/memguard.slice" -mindepth 1 -maxdepth 1 -name 'memguard-user-*' 2>/dev/null || true; }
+assert_no_placed_run() {
+	local i
+	for ((i = 0; i < 30; i++)); do
+		[ -z "$(placed_runs)" ] && return 0
+		sleep 1
+	done
+	slurm_fail "placed runs left behind: $(placed_runs)"
+}
+
+r_mode='' r_where='' r_placed='' r_budget='' r_exit='' r_statuses='' r_signals='' r_reasons=()
 # report_read FILE: the report's fields in r_mode, r_where, r_budget, r_exit, r_statuses ("0 0 137 0")
 # and r_reasons (an array), from one python3 (each start costs a second under TCG).
 report_read() {
@@ -35,6 +56,8 @@ report_read() {
 		r = json.load(open(sys.argv[1]))
 		q = lambda v: shlex.quote(str(v))
 		print(f"r_mode={q(r['mode'])} r_where={q(r['where'])} r_budget={q(r['budget_bytes'])}")
+		print(f"r_placed={q(r.get('placed_by') or '')}")
+		print(f"r_signals={q(' '.join(str(t['signal']) for t in r['tasks']))}")
 		print(f"r_exit={q(r['exit_status'])} r_statuses={q(' '.join(str(t['status']) for t in r['tasks']))}")
 		print("r_reasons=(" + " ".join(q(t['reason']) for t in r['tasks']) + ")")
 	EOF
@@ -43,6 +66,7 @@ report_read() {
 
 trap 'slurm_down; rm -rf "$work"' EXIT
 slurm_up
+memguardd_up
 home=$(getent passwd "$slurm_user" | cut -d: -f6)
 uid=$(id -u "$slurm_user")
 
@@ -78,6 +102,16 @@ slurm_assert_eq "$r_exit" 0 "report's exit status"
 grep -q "memguard: 4 succeeded, 0 failed" "$out" || slurm_fail "job $id: no '4 succeeded, 0 failed' summary"
 if [ "$EXPECT_MODE" = degraded ]; then
 	grep -q "running without cgroups" "$out" || slurm_fail "job $id: degraded, but memguard did not say why"
+else
+	# Placed by memguardd, limited by the job's own memory.max.
+	case $r_placed in
+	"placed by memguardd; its limit 400MiB is memory.max of system.slice/"*"slurmstepd.scope/job_$id") ;;
+	*) slurm_fail "job $id: placed_by is '$r_placed'" ;;
+	esac
+	case $r_where in
+	memguard.slice/memguard-user-"$uid"-*.scope) ;;
+	*) slurm_fail "job $id: run cgroup $r_where is not a placed scope" ;;
+	esac
 fi
 slurm_assert_gone "$id"
 
@@ -108,6 +142,13 @@ if [ "$EXPECT_MODE" = degraded ]; then
 	"killed by memguard: RSS "* | "failed with exit code 2") ;;
 	*) slurm_fail "runaway stopped by something else than RLIMIT_AS or the watchdog: $reason" ;;
 	esac
+else
+	# In its own cgroup the runaway meets a memory limit inside the run (the kernel, in the run's
+	# cgroup, not Slurm's) or memguardd; the reason says which.
+	case $reason in
+	"killed by the kernel: "* | "killed by memguardd: "*) ;;
+	*) slurm_fail "runaway stopped by something else than a memory limit: $reason" ;;
+	esac
 fi
 # Slurm sees the job fail with memguard's exit status: the runaway's.
 slurm_assert_eq "$(slurm_field "$id" JobState)" FAILED "job $id state (scontrol)"
@@ -119,36 +160,66 @@ awk '$1 == 2' "$out" | grep -qF -- "$reason" ||
 slurm_assert_gone "$id"
 
 # ---- 3. scancel, memguard not exec'd -----------------------------------------------------------
-# Slurm sends SIGTERM to the batch shell only, then SIGKILLs what is left in the step's cgroup: a
-# launcher that is not exec'd never sees the SIGTERM and dies with its tasks, leaving no report.
+# Slurm sends SIGTERM to the batch shell only, then SIGKILLs what is left in the step's cgroup. The
+# launcher is not there: memguardd placed it in a scope of its own, tethered to the job's cgroup.
+# When that empties, memguardd gives the launcher SIGTERM; it tells its tasks and writes its report.
 cat >"$work/cancel.sh" <<-'EOF'
 	#!/bin/bash
-	memguard -n 2 --report "$HOME/r3.json" -- memhog -H 600000 8
+	memguard -n 2 --report "$REPORT" -- memhog -H 600000 8
 	echo "after memguard: $?"
 EOF
-id=$(slurm_submit "$work/cancel.sh" --mem="${JOB_MEM_MIB}M")
-note "[${SECONDS}s] job $id: scancel while memguard (not exec'd) runs 2 tasks"
-slurm_wait_state "$id" RUNNING
-for ((i = 0; i < SLURM_JOB_TIMEOUT; i++)); do
-	[ "$(pgrep -u "$uid" -x memhog | wc -l)" -ge 2 ] && break
-	sleep 1
-done
-[ "$(pgrep -u "$uid" -x memhog | wc -l)" -ge 2 ] || slurm_fail "job $id: the 2 tasks never ran"
-launcher=$(pgrep -u "$uid" -x memguard) || slurm_fail "job $id: no memguard process"
-runuser -u "$slurm_user" -- scancel "$id" || slurm_fail "scancel $id"
-slurm_wait_end "$id"
-out=$(slurm_job_out "$id")
-sed 's/^/    job: /' "$out"
-slurm_assert_eq "$(slurm_field "$id" JobState)" CANCELLED "job $id state (scontrol)"
-slurm_assert_eq "$(slurm_jobcomp_field "$id" JobState)" CANCELLED "job $id state (jobcomp)"
-# Nothing of the user's survives the job: no task, no launcher, no cgroup.
-slurm_assert_gone "$id"
-[ ! -e "/proc/$launcher" ] || slurm_fail "memguard (pid $launcher) outlived job $id"
-# Today: the launcher was SIGKILLed, so there is no report and no summary, and the shell did not go on.
-left=$(find "$home" -maxdepth 1 -name 'r3.json*')
-[ -z "$left" ] || slurm_fail "job $id: $left exists; today the launcher is SIGKILLed before it writes a report"
-! grep -q "succeeded, .* failed" "$out" || slurm_fail "job $id: memguard printed a summary; today it is SIGKILLed"
-! grep -q "after memguard" "$out" || slurm_fail "job $id: the batch shell outlived the SIGTERM"
-left=$(find "$cgroot" -type d \( -name 'run-*' -o -name 'task-*' \) 2>/dev/null || true)
+# scancel_job NAME REPORT SUBMIT...: runs cancel.sh, cancels it once its 2 tasks run, and checks
+# that the tasks were told, the report written, and nothing of the job left.
+scancel_job() {
+	local name=$1 report=$2 id launcher tasks i out pid
+	shift 2
+	id=$("$@")
+	note "[${SECONDS}s] job $id ($name): scancel while memguard (not exec'd) runs 2 tasks"
+	slurm_wait_state "$id" RUNNING
+	for ((i = 0; i < SLURM_JOB_TIMEOUT; i++)); do
+		tasks=$(pgrep -d' ' -f "memhog -H 600000 8" || true)
+		[ "$(wc -w <<<"$tasks")" -ge 2 ] && break
+		sleep 1
+	done
+	[ "$(wc -w <<<"$tasks")" -ge 2 ] || slurm_fail "job $id: the 2 tasks never ran"
+	launcher=$(pgrep -f "memguard -n 2 --report $report") || slurm_fail "job $id: no memguard process"
+	scancel "$id" || slurm_fail "scancel $id"
+	slurm_wait_end "$id"
+	slurm_assert_eq "$(slurm_field "$id" JobState)" CANCELLED "job $id state (scontrol)"
+	for ((i = 0; i < 60; i++)); do
+		[ -s "$report" ] && ! kill -0 "$launcher" 2>/dev/null && break
+		sleep 1
+	done
+	out=$(slurm_job_out "$id")
+	[ "$name" != root ] || out=/root/job-$id.out
+	[ -e "$out" ] || out=/dev/null
+	sed 's/^/    job: /' "$out"
+	report_read "$report"
+	note "[${SECONDS}s] job $id ($name): tasks' signals $r_signals; report at $report"
+	slurm_assert_eq "$r_signals" "SIGTERM SIGTERM" "job $id: the tasks were told (SIGTERM)"
+	! grep -q "after memguard" "$out" || slurm_fail "job $id: the batch shell outlived the SIGTERM"
+	for pid in $launcher $tasks; do
+		[ ! -e "/proc/$pid" ] || slurm_fail "job $id: pid $pid outlived the job"
+	done
+	assert_no_placed_run
+	journalctl -u memguardd -b --no-pager -o cat | grep -q "job_$id ended; telling its launcher" ||
+		slurm_fail "job $id: memguardd did not say it ended the run with the job"
+}
+submit_as_root() { # SCRIPT ARGS...: sbatch as root, from /root
+	local id
+	install -m 0755 "$1" "/root/${1##*/}"
+	id=$(cd /root && sbatch --parsable --chdir=/root --output=/root/job-%j.out "${@:2}" "/root/${1##*/}") ||
+		slurm_fail "sbatch as root failed"
+	echo "${id%%;*}"
+}
+scancel_job "$slurm_user" "$home/r3.json" slurm_submit "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
+	--export=ALL,REPORT="$home/r3.json"
+! pgrep -u "$uid" >/dev/null || slurm_fail "processes of $slurm_user outlived job 3: $(pgrep -a -u "$uid")"
+
+# ---- 4. the same for root ----------------------------------------------------------------------
+scancel_job root /root/r4.json submit_as_root "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
+	--export=ALL,REPORT=/root/r4.json
+
+left=$(find "$cgroot" -type d \( -name 'run-*' -o -name 'task-*' -o -name 'memguard-user-*' \) 2>/dev/null || true)
 [ -z "$left" ] || slurm_fail "memguard cgroups left behind: $left"
-note "[${SECONDS}s] all 3 jobs as expected (mode $EXPECT_MODE)"
+note "[${SECONDS}s] all 4 jobs as expected (mode $EXPECT_MODE)"
