@@ -9,10 +9,13 @@ start_daemon() {
 		settle = 1s
 		$*
 	CONF
+	# The log is appended to across restarts: wait for this start's line.
+	local started
+	started=$(grep -c "watching" "$work/daemon.log" 2>/dev/null || true)
 	"$memguardd" -v -c "$work/memguard.conf" >>"$work/daemon.log" 2>&1 &
 	daemon_pid=$!
 	for _ in $(seq 100); do
-		grep -q "watching" "$work/daemon.log" 2>/dev/null && return 0
+		[ "$(grep -c "watching" "$work/daemon.log" 2>/dev/null || true)" -gt "${started:-0}" ] && return 0
 		kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/daemon.log"; fail "memguardd exited at start"; }
 		sleep 0.05
 	done

@@ -20,8 +20,10 @@ echo $((700 << 20)) >"$cgroot/outside/memory.max"
 sh -c 'echo $$ > '"$cgroot"'/outside/cgroup.procs; exec '"$memhog"' -d 10 -H 5000 600' &
 outside=$!
 
-wait "$protected" || fail "the protected process was killed"
-wait "$outside" || fail "the process outside the scope was killed"
+# Who killed it, when one was: memguardd (its log) or the kernel (dmesg).
+why_killed() { sed 's/^/    /' "$work/daemon.log"; dmesg | grep -i "killed process\|out of memory" | sed 's/^/    /'; }
+wait "$protected" || { why_killed; fail "the protected process was killed"; }
+wait "$outside" || { why_killed; fail "the process outside the scope was killed"; }
 sleep 0.5
 stop_daemon
 sed 's/^/    /' "$work/daemon.log"
