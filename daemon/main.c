@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "act.h"
+#include "daemon.h"
 #include "memguard/cgroup.h"
 #include "memguard/config.h"
 #include "memguard/event.h"
@@ -33,50 +33,6 @@
 #include "policy.h"
 #include "scope.h"
 
-/* The guard list grows on demand up to this many cgroups (mg_scope_admit()
- * caps each user below it). */
-#define MAX_GUARDED MG_SCOPE_MAX
-/* New cgroups are seen through inotify; this rescan is only a safety net. */
-#define RESCAN_USEC (60 * 1000000ull)
-/* Timer slack: the poll interval is at least 100 ms. */
-#define TIMER_ACCURACY_USEC 10000ull
-/* Placed runs one ordinary user may have at once. */
-#define PLACE_MAX_RUNS_PER_UID 32
-
-struct watched {
-	struct mg_scope_entry e;
-	int trigger_fd;
-	sd_event_source *src;
-	bool seen;
-	bool throttled;   /* its memory.high is lowered: undo when memory is back */
-	bool pushed;      /* its PSI trigger fired since: it stalls against that limit */
-	bool kill_failed; /* a kill failed: pass it over, so the next worst can go */
-};
-
-struct daemon {
-	struct mg_config cfg;
-	struct mg_policy policy;
-	const char *config_path;
-	const char *dropin_dir;
-	int procfd, mountfd;
-	char mount[4096];
-	sd_event *event;
-	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
-	int inotify_fd;
-	int node_trigger_fd;
-	struct watched *w; /* grown by watch_slot() */
-	size_t nw, w_cap;
-	bool trigger_fired;
-	uint64_t last_kill_usec;
-	struct mg_meminfo mem;
-	struct mg_fall_rate fall;
-	bool cli_dry_run; /* -n and -v outlive a reload */
-	int cli_verbose;
-	struct mg_placesvc *placesvc;
-};
-
-static int evaluate(struct daemon *d);
-
 static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy *ret_policy)
 {
 	char err[512];
@@ -90,204 +46,6 @@ static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy
 	if (r < 0)
 		log_err("%s", err);
 	return r;
-}
-
-static void unwatch(struct watched *w)
-{
-	sd_event_source_disable_unref(w->src);
-	w->src = NULL;
-	if (w->trigger_fd >= 0)
-		close(w->trigger_fd);
-	w->trigger_fd = -1;
-}
-
-static int on_cgroup_trigger(sd_event_source *src, int fd, uint32_t revents, void *userdata)
-{
-	struct daemon *d = userdata;
-
-	if (revents & EPOLLERR) {
-		/* The cgroup is gone; the next rescan forgets it. */
-		sd_event_source_set_enabled(src, SD_EVENT_OFF);
-		return 0;
-	}
-	for (size_t i = 0; i < d->nw; i++)
-		if (d->w[i].trigger_fd == fd)
-			d->w[i].pushed = d->w[i].throttled;
-	d->trigger_fired = true;
-	return evaluate(d);
-}
-
-static void arm_cgroup_trigger(struct daemon *d, struct watched *w)
-{
-	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
-
-	if (cg >= 0)
-		w->trigger_fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME,
-		                                    d->cfg.trigger_stall_usec, d->cfg.trigger_window_usec);
-	if (w->trigger_fd >= 0 &&
-	    sd_event_add_io(d->event, &w->src, w->trigger_fd, EPOLLPRI, on_cgroup_trigger, d) < 0)
-		unwatch(w);
-	log_debug("guarding cgroup %s (PSI trigger %s)", w->e.path,
-	          w->trigger_fd >= 0 ? "armed" : "not armed");
-}
-
-/* Room for one more watched cgroup: the list grows on demand up to MAX_GUARDED. */
-static struct watched *watch_slot(struct daemon *d)
-{
-	if (d->nw == d->w_cap) {
-		size_t cap = d->w_cap ? d->w_cap * 2 : 64;
-		struct watched *w = cap <= MAX_GUARDED ? realloc(d->w, cap * sizeof(*w)) : NULL;
-		if (!w)
-			return NULL;
-		d->w = w;
-		d->w_cap = cap;
-	}
-	return &d->w[d->nw++];
-}
-
-/* Says once per change which cgroups a cap left unguarded, and whose. */
-static void log_dropped(const struct mg_scope_dropped *dr)
-{
-	static size_t last_n;
-	char owners[128] = "";
-	size_t len = 0;
-
-	if (dr->n == last_n)
-		return;
-	last_n = dr->n;
-	if (dr->n == 0) {
-		log_notice("guard: every guarded cgroup fits the caps again");
-		return;
-	}
-	for (size_t i = 0; i < dr->n_owners && len < sizeof(owners); i++)
-		len += (size_t)snprintf(owners + len, sizeof(owners) - len, "%s%u", i ? ", " : "",
-		                        (unsigned)dr->owners[i]);
-	log_warn("guard: %zu cgroup%s of uid %s%s left unguarded: over the cap of %d per user%s", dr->n,
-	         dr->n == 1 ? "" : "s", owners, dr->more_owners ? " and others" : "", MG_SCOPE_MAX_PER_OWNER,
-	         dr->global ? " or the cap of " MG_SCOPE_MAX_TEXT " in all" : "");
-}
-
-/* Finds the guarded cgroups, arms a trigger on each new one, forgets the gone. */
-static void rescan(struct daemon *d)
-{
-	static struct mg_scope_list cands;
-	struct mg_scope_dropped dropped;
-	bool protect_changed;
-	const struct mg_protect *protect = mg_scope_protect(d->cfg.protect, &protect_changed);
-	int n = mg_scope_expand(d->mount, d->cfg.guard, &cands);
-	uint64_t now = mg_now_usec();
-
-	if (protect_changed)
-		for (size_t i = 0; i < protect->n; i++)
-			if (protect->e[i].kind == MG_PROTECT_IGNORED)
-				log_warn("protect: '%s' %s", protect->e[i].text, protect->e[i].why);
-	if (n < 0) {
-		mg_log_errno(LOG_WARNING, n, "expand guard globs \"%s\": %m", d->cfg.guard);
-		return;
-	}
-	for (size_t k = 0; k < cands.n; k++) {
-		struct mg_scope_candidate *c = &cands.c[k];
-		if (mg_scope_probe(d->mountfd, c) < 0)
-			c->populated = c->has_memory = false; /* gone: not guarded */
-		c->protected_ = mg_protect_match_cgroup(protect, c->path);
-	}
-	mg_scope_admit(cands.c, cands.n, MAX_GUARDED, MG_SCOPE_MAX_PER_OWNER, &dropped);
-	log_dropped(&dropped);
-	for (size_t i = 0; i < d->nw; i++)
-		d->w[i].seen = false;
-	for (size_t k = 0; k < cands.n; k++) {
-		const char *path = cands.c[k].path;
-		size_t i;
-		if (!cands.c[k].admitted)
-			continue;
-		for (i = 0; i < d->nw && strcmp(d->w[i].e.path, path) != 0; i++)
-			;
-		if (i == d->nw) {
-			struct watched *w = watch_slot(d);
-			if (!w) {
-				log_warn("guard: no memory for cgroup %s: not guarded", path);
-				continue;
-			}
-			*w = (struct watched){.trigger_fd = -1};
-			snprintf(w->e.path, sizeof(w->e.path), "%s", path);
-			/* A previous daemon may have fenced it. */
-			w->throttled = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
-			arm_cgroup_trigger(d, w);
-		}
-		d->w[i].seen = mg_scope_read(d->mountfd, &d->w[i].e, now) == 0;
-	}
-	/* Compact: drop what vanished or left the guard list. */
-	size_t kept = 0;
-	for (size_t i = 0; i < d->nw; i++) {
-		if (d->w[i].seen) {
-			d->w[kept] = d->w[i];
-			d->w[kept].e.snap.path = d->w[kept].e.path; /* it moved */
-			kept++;
-		} else {
-			unwatch(&d->w[i]);
-		}
-	}
-	d->nw = kept;
-}
-
-/* Watches every directory a guarded cgroup could appear in: for the glob
- * "memguard/ * / *" (without the spaces) that is <mount>/memguard and each
- * <mount>/memguard/run-*. mkdir in cgroupfs raises IN_CREATE like anywhere. */
-static void watch_parents(struct daemon *d)
-{
-	char word[512], prefix[sizeof(d->mount) + sizeof(word) + 1];
-
-	/* The mount itself: the glob's first directory may not exist yet. */
-	(void)inotify_add_watch(d->inotify_fd, d->mount, IN_CREATE | IN_DELETE | IN_ONLYDIR);
-
-	for (const char *p = d->cfg.guard; *p;) {
-		size_t len = strcspn(p, " \t");
-		if (len > 0 && len < sizeof(word)) {
-			memcpy(word, p, len);
-			word[len] = '\0';
-			/* Each proper prefix of the glob, by components: "memguard", "memguard/ *". */
-			for (char *slash = strchr(word, '/'); slash; slash = strchr(slash + 1, '/')) {
-				snprintf(prefix, sizeof(prefix), "%s/%.*s", d->mount, (int)(slash - word),
-				         word);
-				glob_t g;
-				if (glob(prefix, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) != 0)
-					continue;
-				for (size_t i = 0; i < g.gl_pathc; i++)
-					(void)inotify_add_watch(d->inotify_fd, g.gl_pathv[i],
-					                        IN_CREATE | IN_DELETE | IN_ONLYDIR);
-				globfree(&g);
-			}
-		}
-		p += len;
-		p += strspn(p, " \t");
-	}
-}
-
-static int on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
-{
-	struct daemon *d = userdata;
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-
-	/* Drain; what changed does not matter, the rescan reads the tree. */
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	watch_parents(d);
-	rescan(d);
-	return 0;
-}
-
-static int on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct daemon *d = userdata;
-
-	watch_parents(d);
-	rescan(d);
-	int r = mg_event_arm_timer(d->event, &d->rescan_timer, RESCAN_USEC, TIMER_ACCURACY_USEC, on_rescan,
-	                           d);
-
-	if (r < 0)
-		mg_log_errno(LOG_ERR, r, "arm the rescan timer: %m");
-	return 0;
 }
 
 static int read_node(struct daemon *d, struct mg_node_state *node)
@@ -307,15 +65,15 @@ static int read_node(struct daemon *d, struct mg_node_state *node)
 
 static int on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 {
-	return evaluate(userdata);
+	return daemon_evaluate(userdata);
 }
 
 /* The cgroups as the policy sees them. The fence state is ours; the tree is
- * read (rescan, protected processes) only when memory is short. */
+ * read (guards_rescan, protected processes) only when memory is short. */
 static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *ret)
 {
 	if (memory_short)
-		rescan(d);
+		guards_rescan(d);
 	for (size_t i = 0; i < d->nw; i++) {
 		ret[i] = d->w[i].e.snap;
 		ret[i].fenced = d->w[i].throttled;
@@ -378,7 +136,7 @@ static void kill_victim(struct daemon *d, struct watched *v, const struct mg_gua
 		sd_notifyf(false, "STATUS=last kill: %s", rec.path);
 }
 
-static int evaluate(struct daemon *d)
+int daemon_evaluate(struct daemon *d)
 {
 	static struct mg_guarded snaps[MAX_GUARDED];
 	struct mg_node_state node;
@@ -427,7 +185,7 @@ static int on_node_trigger(sd_event_source *src, int fd, uint32_t revents, void 
 	struct daemon *d = userdata;
 
 	d->trigger_fired = true;
-	return evaluate(d);
+	return daemon_evaluate(d);
 }
 
 /* Arms (or re-arms, keeping the old one on failure) the node's PSI trigger. */
@@ -472,15 +230,15 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 			if ((r = arm_node_trigger(d)) < 0)
 				mg_log_errno(LOG_ERR, r, "re-arm the PSI trigger on pressure/memory: %m");
 			for (size_t i = 0; i < d->nw; i++) {
-				unwatch(&d->w[i]);
-				arm_cgroup_trigger(d, &d->w[i]);
+				guards_unwatch(&d->w[i]);
+				guards_arm_trigger(d, &d->w[i]);
 			}
 		}
 		if (d->placesvc)
 			mg_placesvc_configure(d->placesvc, cfg.kill_grace_usec, PLACE_MAX_RUNS_PER_UID);
 		log_notice("configuration reloaded");
-		watch_parents(d);
-		rescan(d);
+		guards_watch_parents(d);
+		guards_rescan(d);
 	}
 	sd_notify(false, "READY=1");
 	return 0;
@@ -570,7 +328,7 @@ static void print_status(struct daemon *d)
 	printf(", pressure some avg10 %u.%02u%%, full avg10 %u.%02u%%\n", node.psi.some.avg10 / 100,
 	       node.psi.some.avg10 % 100, node.psi.full.avg10 / 100, node.psi.full.avg10 % 100);
 	printf("policy: %s\n", describe_policy(&d->policy, policy, sizeof(policy)));
-	rescan(d);
+	guards_rescan(d);
 	printf("%zu guarded cgroup%s (%s):\n", d->nw, d->nw == 1 ? "" : "s", d->cfg.guard);
 	for (size_t i = 0; i < d->nw; i++) {
 		const struct mg_guarded *g = &d->w[i].e.snap;
@@ -689,7 +447,8 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	if ((r = sd_event_add_io(d.event, &d.inotify_src, d.inotify_fd, EPOLLIN, on_inotify, &d)) < 0 ||
+	if ((r = sd_event_add_io(d.event, &d.inotify_src, d.inotify_fd, EPOLLIN, guards_on_inotify, &d)) <
+	            0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_reload, &d)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGTERM, NULL, NULL)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGINT, NULL, NULL)) < 0 ||
@@ -714,8 +473,8 @@ int main(int argc, char **argv)
 			log_info("placing ordinary users' runs on request at %s (%s)", pc.socket_path,
 			         mg_placesvc_backend(d.placesvc));
 	}
-	on_rescan(NULL, 0, &d);
-	evaluate(&d);
+	guards_on_rescan(NULL, 0, &d);
+	daemon_evaluate(&d);
 	char policy[256];
 	log_notice("watching %s and %zu guarded cgroups (%s); %s%s", proc_path, d.nw, d.cfg.guard,
 	           describe_policy(&d.policy, policy, sizeof(policy)), d.cfg.dry_run ? " (dry run)" : "");
@@ -728,7 +487,7 @@ int main(int argc, char **argv)
 		close(pidfile);
 	}
 	for (size_t i = 0; i < d.nw; i++)
-		unwatch(&d.w[i]);
+		guards_unwatch(&d.w[i]);
 	sd_event_source_unref(d.node_src);
 	sd_event_source_unref(d.poll_timer);
 	sd_event_source_unref(d.rescan_timer);

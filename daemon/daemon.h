@@ -1,0 +1,70 @@
+/* memguardd's state, shared by main.c (the loop and the verdicts) and
+ * guards.c (the list of guarded cgroups and their triggers). Private to
+ * the daemon. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "memguard/config.h"
+#include "memguard/meminfo.h"
+#include "placesvc.h"
+#include "policy.h"
+#include "scope.h"
+
+/* The guard list grows on demand up to this many cgroups (mg_scope_admit()
+ * caps each user below it). */
+#define MAX_GUARDED MG_SCOPE_MAX
+/* New cgroups are seen through inotify; this rescan is only a safety net. */
+#define RESCAN_USEC (60 * 1000000ull)
+/* Timer slack: the poll interval is at least 100 ms. */
+#define TIMER_ACCURACY_USEC 10000ull
+/* Placed runs one ordinary user may have at once. */
+#define PLACE_MAX_RUNS_PER_UID 32
+
+struct watched {
+	struct mg_scope_entry e;
+	int trigger_fd;
+	sd_event_source *src;
+	bool seen;
+	bool throttled;   /* its memory.high is lowered: undo when memory is back */
+	bool pushed;      /* its PSI trigger fired since: it stalls against that limit */
+	bool kill_failed; /* a kill failed: pass it over, so the next worst can go */
+};
+
+struct daemon {
+	struct mg_config cfg;
+	struct mg_policy policy;
+	const char *config_path;
+	const char *dropin_dir;
+	int procfd, mountfd;
+	char mount[4096];
+	sd_event *event;
+	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
+	int inotify_fd;
+	int node_trigger_fd;
+	struct watched *w; /* grown by watch_slot() */
+	size_t nw, w_cap;
+	bool trigger_fired;
+	uint64_t last_kill_usec;
+	struct mg_meminfo mem;
+	struct mg_fall_rate fall;
+	bool cli_dry_run; /* -n and -v outlive a reload */
+	int cli_verbose;
+	struct mg_placesvc *placesvc;
+};
+
+/* Decides and acts on the node's state now (main.c); triggers call it. */
+int daemon_evaluate(struct daemon *d);
+
+/* The guard list (guards.c). guards_rescan finds the guarded cgroups, arms a
+ * trigger on each new one and forgets the gone; guards_watch_parents sets
+ * inotify watches on every directory a guarded cgroup could appear in. */
+void guards_unwatch(struct watched *w);
+void guards_arm_trigger(struct daemon *d, struct watched *w);
+void guards_rescan(struct daemon *d);
+void guards_watch_parents(struct daemon *d);
+int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata);
+int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata);

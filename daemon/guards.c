@@ -1,0 +1,215 @@
+/* memguardd's guard list: which cgroups it may act on, found by globs and
+ * inotify, each with a PSI trigger of its own. */
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "act.h"
+#include "daemon.h"
+#include "memguard/cgroup.h"
+#include "memguard/event.h"
+#include "memguard/log.h"
+#include "memguard/psi.h"
+#include "memguard/util.h"
+
+void guards_unwatch(struct watched *w)
+{
+	sd_event_source_disable_unref(w->src);
+	w->src = NULL;
+	if (w->trigger_fd >= 0)
+		close(w->trigger_fd);
+	w->trigger_fd = -1;
+}
+
+static int on_cgroup_trigger(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (revents & EPOLLERR) {
+		/* The cgroup is gone; the next rescan forgets it. */
+		sd_event_source_set_enabled(src, SD_EVENT_OFF);
+		return 0;
+	}
+	for (size_t i = 0; i < d->nw; i++)
+		if (d->w[i].trigger_fd == fd)
+			d->w[i].pushed = d->w[i].throttled;
+	d->trigger_fired = true;
+	return daemon_evaluate(d);
+}
+
+void guards_arm_trigger(struct daemon *d, struct watched *w)
+{
+	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+
+	if (cg >= 0)
+		w->trigger_fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME,
+		                                    d->cfg.trigger_stall_usec, d->cfg.trigger_window_usec);
+	if (w->trigger_fd >= 0 &&
+	    sd_event_add_io(d->event, &w->src, w->trigger_fd, EPOLLPRI, on_cgroup_trigger, d) < 0)
+		guards_unwatch(w);
+	log_debug("guarding cgroup %s (PSI trigger %s)", w->e.path,
+	          w->trigger_fd >= 0 ? "armed" : "not armed");
+}
+
+/* Room for one more watched cgroup: the list grows on demand up to MAX_GUARDED. */
+static struct watched *watch_slot(struct daemon *d)
+{
+	if (d->nw == d->w_cap) {
+		size_t cap = d->w_cap ? d->w_cap * 2 : 64;
+		struct watched *w = cap <= MAX_GUARDED ? realloc(d->w, cap * sizeof(*w)) : NULL;
+		if (!w)
+			return NULL;
+		d->w = w;
+		d->w_cap = cap;
+	}
+	return &d->w[d->nw++];
+}
+
+/* Says once per change which cgroups a cap left unguarded, and whose. */
+static void log_dropped(const struct mg_scope_dropped *dr)
+{
+	static size_t last_n;
+	char owners[128] = "";
+	size_t len = 0;
+
+	if (dr->n == last_n)
+		return;
+	last_n = dr->n;
+	if (dr->n == 0) {
+		log_notice("guard: every guarded cgroup fits the caps again");
+		return;
+	}
+	for (size_t i = 0; i < dr->n_owners && len < sizeof(owners); i++)
+		len += (size_t)snprintf(owners + len, sizeof(owners) - len, "%s%u", i ? ", " : "",
+		                        (unsigned)dr->owners[i]);
+	log_warn("guard: %zu cgroup%s of uid %s%s left unguarded: over the cap of %d per user%s", dr->n,
+	         dr->n == 1 ? "" : "s", owners, dr->more_owners ? " and others" : "", MG_SCOPE_MAX_PER_OWNER,
+	         dr->global ? " or the cap of " MG_SCOPE_MAX_TEXT " in all" : "");
+}
+
+/* Finds the guarded cgroups, arms a trigger on each new one, forgets the gone. */
+void guards_rescan(struct daemon *d)
+{
+	static struct mg_scope_list cands;
+	struct mg_scope_dropped dropped;
+	bool protect_changed;
+	const struct mg_protect *protect = mg_scope_protect(d->cfg.protect, &protect_changed);
+	int n = mg_scope_expand(d->mount, d->cfg.guard, &cands);
+	uint64_t now = mg_now_usec();
+
+	if (protect_changed)
+		for (size_t i = 0; i < protect->n; i++)
+			if (protect->e[i].kind == MG_PROTECT_IGNORED)
+				log_warn("protect: '%s' %s", protect->e[i].text, protect->e[i].why);
+	if (n < 0) {
+		mg_log_errno(LOG_WARNING, n, "expand guard globs \"%s\": %m", d->cfg.guard);
+		return;
+	}
+	for (size_t k = 0; k < cands.n; k++) {
+		struct mg_scope_candidate *c = &cands.c[k];
+		if (mg_scope_probe(d->mountfd, c) < 0)
+			c->populated = c->has_memory = false; /* gone: not guarded */
+		c->protected_ = mg_protect_match_cgroup(protect, c->path);
+	}
+	mg_scope_admit(cands.c, cands.n, MAX_GUARDED, MG_SCOPE_MAX_PER_OWNER, &dropped);
+	log_dropped(&dropped);
+	for (size_t i = 0; i < d->nw; i++)
+		d->w[i].seen = false;
+	for (size_t k = 0; k < cands.n; k++) {
+		const char *path = cands.c[k].path;
+		size_t i;
+		if (!cands.c[k].admitted)
+			continue;
+		for (i = 0; i < d->nw && strcmp(d->w[i].e.path, path) != 0; i++)
+			;
+		if (i == d->nw) {
+			struct watched *w = watch_slot(d);
+			if (!w) {
+				log_warn("guard: no memory for cgroup %s: not guarded", path);
+				continue;
+			}
+			*w = (struct watched){.trigger_fd = -1};
+			snprintf(w->e.path, sizeof(w->e.path), "%s", path);
+			/* A previous daemon may have fenced it. */
+			w->throttled = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
+			guards_arm_trigger(d, w);
+		}
+		d->w[i].seen = mg_scope_read(d->mountfd, &d->w[i].e, now) == 0;
+	}
+	/* Compact: drop what vanished or left the guard list. */
+	size_t kept = 0;
+	for (size_t i = 0; i < d->nw; i++) {
+		if (d->w[i].seen) {
+			d->w[kept] = d->w[i];
+			d->w[kept].e.snap.path = d->w[kept].e.path; /* it moved */
+			kept++;
+		} else {
+			guards_unwatch(&d->w[i]);
+		}
+	}
+	d->nw = kept;
+}
+
+/* Watches every directory a guarded cgroup could appear in: for the glob
+ * "memguard/ * / *" (without the spaces) that is <mount>/memguard and each
+ * <mount>/memguard/run-*. mkdir in cgroupfs raises IN_CREATE like anywhere. */
+void guards_watch_parents(struct daemon *d)
+{
+	char word[512], prefix[sizeof(d->mount) + sizeof(word) + 1];
+
+	/* The mount itself: the glob's first directory may not exist yet. */
+	(void)inotify_add_watch(d->inotify_fd, d->mount, IN_CREATE | IN_DELETE | IN_ONLYDIR);
+
+	for (const char *p = d->cfg.guard; *p;) {
+		size_t len = strcspn(p, " \t");
+		if (len > 0 && len < sizeof(word)) {
+			memcpy(word, p, len);
+			word[len] = '\0';
+			/* Each proper prefix of the glob, by components: "memguard", "memguard/ *". */
+			for (char *slash = strchr(word, '/'); slash; slash = strchr(slash + 1, '/')) {
+				snprintf(prefix, sizeof(prefix), "%s/%.*s", d->mount, (int)(slash - word),
+				         word);
+				glob_t g;
+				if (glob(prefix, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) != 0)
+					continue;
+				for (size_t i = 0; i < g.gl_pathc; i++)
+					(void)inotify_add_watch(d->inotify_fd, g.gl_pathv[i],
+					                        IN_CREATE | IN_DELETE | IN_ONLYDIR);
+				globfree(&g);
+			}
+		}
+		p += len;
+		p += strspn(p, " \t");
+	}
+}
+
+int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	/* Drain; what changed does not matter, the rescan reads the tree. */
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	guards_watch_parents(d);
+	guards_rescan(d);
+	return 0;
+}
+
+int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	guards_watch_parents(d);
+	guards_rescan(d);
+	int r = mg_event_arm_timer(d->event, &d->rescan_timer, RESCAN_USEC, TIMER_ACCURACY_USEC,
+	                           guards_on_rescan, d);
+
+	if (r < 0)
+		mg_log_errno(LOG_ERR, r, "arm the rescan timer: %m");
+	return 0;
+}
