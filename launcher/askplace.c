@@ -3,10 +3,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -70,40 +70,6 @@ bad:
 	return -EBADMSG;
 }
 
-/* Reads one line of at most size-1 bytes, waiting at most timeout_ms in all. */
-static ssize_t read_line(int fd, char *buf, size_t size, int timeout_ms)
-{
-	size_t len = 0;
-	uint64_t deadline = mg_now_usec() + (uint64_t)timeout_ms * 1000;
-
-	while (len < size - 1) {
-		uint64_t now = mg_now_usec();
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		int r = poll(&pfd, 1, (int)((deadline - now + 999) / 1000));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -ETIMEDOUT;
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		buf[len] = '\0';
-		if (memchr(buf, '\n', len))
-			break;
-	}
-	buf[len] = '\0';
-	return len ? (ssize_t)len : -ECONNRESET;
-}
-
 int mg_place_ask(const char *socket_path, const char *job_hint, int timeout_ms, struct mg_place_answer *ret,
                  char *why, size_t whysize)
 {
@@ -132,7 +98,17 @@ int mg_place_ask(const char *socket_path, const char *job_hint, int timeout_ms, 
 		         strerror(errno));
 		return -EIO;
 	}
-	if ((n = read_line(fd, line, sizeof(line), timeout_ms)) < 0) {
+	/* memguardd answers one line and closes; a silent one times out. */
+	struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		n = -errno;
+	else
+		n = mg_read_small_fd(fd, line, sizeof(line));
+	if (n == 0)
+		n = -ECONNRESET; /* closed without a word */
+	if (n == -EAGAIN)
+		n = -ETIMEDOUT;
+	if (n < 0) {
 		snprintf(why, whysize, "memguardd's placement service at %s: %s", socket_path,
 		         strerror((int)-n));
 		return (int)n;

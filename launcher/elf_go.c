@@ -48,25 +48,21 @@ int mg_elf_parse_header(const uint8_t *b, size_t len, struct mg_elf_info *ret)
 		return -ENOEXEC;
 	ret->is64 = b[4] == 2;
 	ret->big_endian = b[5] == 2;
-	if (ret->is64) {
-		if (len < 64)
-			return -ENOEXEC;
-		ret->phoff = elf_get(ret, b + 32, 8);
-		ret->shoff = elf_get(ret, b + 40, 8);
-		ret->phentsize = (uint16_t)elf_get(ret, b + 54, 2);
-		ret->phnum = (uint32_t)elf_get(ret, b + 56, 2);
-		ret->shentsize = (uint16_t)elf_get(ret, b + 58, 2);
-		ret->shnum = (uint32_t)elf_get(ret, b + 60, 2);
-		ret->shstrndx = (uint32_t)elf_get(ret, b + 62, 2);
-	} else {
-		ret->phoff = elf_get(ret, b + 28, 4);
-		ret->shoff = elf_get(ret, b + 32, 4);
-		ret->phentsize = (uint16_t)elf_get(ret, b + 42, 2);
-		ret->phnum = (uint32_t)elf_get(ret, b + 44, 2);
-		ret->shentsize = (uint16_t)elf_get(ret, b + 46, 2);
-		ret->shnum = (uint32_t)elf_get(ret, b + 48, 2);
-		ret->shstrndx = (uint32_t)elf_get(ret, b + 50, 2);
-	}
+	/* ELF32 and ELF64 headers differ only in where the fields sit: the two
+	 * offsets are words (4 or 8 bytes), then five 2-byte fields in a row. */
+	static const struct {
+		unsigned word, phoff, shoff, halves, size;
+	} at[2] = {{4, 28, 32, 42, 52}, {8, 32, 40, 54, 64}};
+	unsigned f = ret->is64;
+	if (len < at[f].size)
+		return -ENOEXEC;
+	ret->phoff = elf_get(ret, b + at[f].phoff, at[f].word);
+	ret->shoff = elf_get(ret, b + at[f].shoff, at[f].word);
+	ret->phentsize = (uint16_t)elf_get(ret, b + at[f].halves, 2);
+	ret->phnum = (uint32_t)elf_get(ret, b + at[f].halves + 2, 2);
+	ret->shentsize = (uint16_t)elf_get(ret, b + at[f].halves + 4, 2);
+	ret->shnum = (uint32_t)elf_get(ret, b + at[f].halves + 6, 2);
+	ret->shstrndx = (uint32_t)elf_get(ret, b + at[f].halves + 8, 2);
 	return 0;
 }
 

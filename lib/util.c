@@ -78,13 +78,10 @@ ssize_t mg_read_file_max(const char *path, size_t max, char **ret_text)
 	return read_all_fd(fd, max, ret_text);
 }
 
-ssize_t mg_read_small_at(int dirfd, const char *name, char *buf, size_t size)
+ssize_t mg_read_small_fd(int fd, char *buf, size_t size)
 {
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
-	if (fd < 0)
-		return -errno;
 	if (size == 0)
 		return -EINVAL;
 	n = read_upto(fd, buf, size - 1);
@@ -92,6 +89,13 @@ ssize_t mg_read_small_at(int dirfd, const char *name, char *buf, size_t size)
 		return n;
 	buf[n] = '\0';
 	return n;
+}
+
+ssize_t mg_read_small_at(int dirfd, const char *name, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : mg_read_small_fd(fd, buf, size);
 }
 
 int mg_write_file_at(int dirfd, const char *name, const char *value)

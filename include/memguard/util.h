@@ -53,6 +53,8 @@ ssize_t mg_read_file_at(int dirfd, const char *name, char **ret_text);
  * small kernel files that a hot path reads without allocating. Returns the
  * length, or -errno. */
 ssize_t mg_read_small_at(int dirfd, const char *name, char *buf, size_t size);
+/* The same from an open fd, to its end (a socket: until the peer closes). */
+ssize_t mg_read_small_fd(int fd, char *buf, size_t size);
 
 /* One open, exactly one write(), no stdio: the way cgroup files want it. */
 int mg_write_file_at(int dirfd, const char *name, const char *value);
