@@ -40,7 +40,9 @@ step "Torque/PBS prologue and epilogue against a fake cgroup tree"
 packaging/pbs/test-hooks.sh
 
 step "integration tests in a VM (real cgroup v2, PSI, memory pressure)"
-tests/vm/run-suite.sh
+# Under TCG a loaded host makes every test several times slower: a generous
+# per-test limit keeps a hung test from passing without failing a slow one.
+tests/vm/run-suite.sh --test-timeout 300
 
 step "the systemd unit and a real Slurm in a VM with systemd as PID 1"
 # The executable tests only (slurm_lib.sh is sourced); Slurm needs the memory and a few minutes.
