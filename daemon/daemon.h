@@ -54,6 +54,9 @@ struct daemon {
 	bool cli_dry_run; /* -n and -v outlive a reload */
 	int cli_verbose;
 	struct mg_placesvc *placesvc;
+	char outsider_path[256]; /* read_outsider()'s result */
+	char blamed[256];        /* the offender last named, and when */
+	uint64_t blamed_usec;
 };
 
 /* Decides and acts on the node's state now (main.c); triggers call it. */

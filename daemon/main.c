@@ -136,6 +136,63 @@ static void kill_victim(struct daemon *d, struct watched *v, const struct mg_gua
 		sd_notifyf(false, "STATUS=last kill: %s", rec.path);
 }
 
+struct outsider_scan {
+	const struct mg_guarded *g;
+	size_t n;
+	struct mg_outsider *best;
+	char *path; /* the best one's, d->outsider_path */
+	size_t size;
+};
+
+/* A top-level cgroup's memory less what the guarded cgroups below it hold. */
+static int weigh_top_level(int fd, const char *name, void *userdata)
+{
+	struct outsider_scan *os = userdata;
+	size_t len = strlen(name);
+	uint64_t current;
+
+	if (mg_cg_read_u64(fd, "memory.current", &current) < 0)
+		return 0;
+	for (size_t i = 0; i < os->n; i++)
+		if (strncmp(os->g[i].path, name, len) == 0 && os->g[i].path[len] == '/')
+			current -= os->g[i].current < current ? os->g[i].current : current;
+	if (current > os->best->current && len < os->size) {
+		memcpy(os->path, name, len + 1);
+		*os->best = (struct mg_outsider){.path = os->path, .current = current};
+	}
+	return 0;
+}
+
+/* Who holds the most outside the guard: read only when memory is short. */
+static void read_outsider(struct daemon *d, const struct mg_guarded *g, size_t n, struct mg_outsider *ret)
+{
+	struct outsider_scan os = {
+	        .g = g, .n = n, .best = ret, .path = d->outsider_path, .size = sizeof(d->outsider_path)};
+
+	*ret = (struct mg_outsider){0};
+	(void)mg_cg_for_each_child(d->mountfd, weigh_top_level, &os);
+}
+
+/* Says, once per offender and settle period, that memory is short through a
+ * cgroup outside the guard, and that no task within its share pays for it. */
+static void blame_outsider(struct daemon *d, const struct mg_node_state *node, const char *why)
+{
+	char f_offender[sizeof(d->outsider_path) + 32], f_current[64];
+
+	if (strcmp(d->blamed, node->outsider.path) == 0 &&
+	    node->now_usec - d->blamed_usec < d->policy.settle_usec)
+		return;
+	snprintf(d->blamed, sizeof(d->blamed), "%s", node->outsider.path);
+	d->blamed_usec = node->now_usec;
+	snprintf(f_offender, sizeof(f_offender), "MEMGUARD_OFFENDER=%s", node->outsider.path);
+	snprintf(f_current, sizeof(f_current), "MEMGUARD_OFFENDER_CURRENT=%" PRIu64, node->outsider.current);
+	const char *fields[] = {f_offender, f_current, "MEMGUARD_ACTION=none", NULL};
+	mg_log_fields(LOG_WARNING, fields,
+	              "memory is short through a cgroup outside the guard: %s; "
+	              "no task within its share is killed for it",
+	              why);
+}
+
 int daemon_evaluate(struct daemon *d)
 {
 	static struct mg_guarded snaps[MAX_GUARDED];
@@ -144,7 +201,10 @@ int daemon_evaluate(struct daemon *d)
 	int r;
 
 	if (read_node(d, &node) == 0) {
-		size_t n = snapshot(d, mg_policy_needs_memory(&d->policy, &node), snaps);
+		bool memory_short = mg_policy_needs_memory(&d->policy, &node);
+		size_t n = snapshot(d, memory_short, snaps);
+		if (memory_short)
+			read_outsider(d, snaps, n, &node.outsider);
 		mg_policy_decide(&d->policy, &node, snaps, n, &dec);
 		struct watched *v = dec.victim >= 0 ? &d->w[dec.victim] : NULL;
 		switch (dec.verdict) {
@@ -160,6 +220,9 @@ int daemon_evaluate(struct daemon *d)
 			break;
 		case MG_VERDICT_NO_VICTIM:
 			log_warn("memory is short (%s) but no guarded cgroup may be killed", dec.why);
+			break;
+		case MG_VERDICT_OUTSIDER:
+			blame_outsider(d, &node, dec.why);
 			break;
 		case MG_VERDICT_FENCE:
 			/* No fence could be set: the kill it stood in for. */

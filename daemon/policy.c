@@ -93,6 +93,15 @@ static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_
 	return MG_VERDICT_FENCE;
 }
 
+/* The rule that a guard never does worse than none: a task within its share
+ * is not killed while something outside the guard holds more than its due. */
+static bool outsider_to_blame(const struct mg_policy *p, const struct mg_node_state *node,
+                              const struct mg_guarded *v)
+{
+	return p->outside_due && v->share && v->current <= v->share && node->outsider.path &&
+	       node->outsider.current > p->outside_due;
+}
+
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret)
 {
@@ -132,6 +141,17 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		return;
 	}
 	const struct mg_guarded *v = &g[victim];
+	if (outsider_to_blame(p, node, v)) {
+		snprintf(ret->why, sizeof(ret->why),
+		         "%s, outside the guard, holds %s (its due is %s) while every guarded task is within "
+		         "its "
+		         "share (the worst, %s, %s of %s) and %s",
+		         node->outsider.path, mg_size_format(node->outsider.current, a),
+		         mg_size_format(p->outside_due, f), v->path, mg_size_format(v->current, c),
+		         mg_size_format(v->share, s), context);
+		ret->verdict = MG_VERDICT_OUTSIDER;
+		return;
+	}
 	if (v->share)
 		snprintf(ret->why, sizeof(ret->why), "%s against a %s share while %s",
 		         mg_size_format(v->current, c), mg_size_format(v->share, s), context);
@@ -173,6 +193,10 @@ int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struc
 	ret->full_avg10_max = cfg->pressure_full_avg10 ? cfg->pressure_full_avg10 * 100 : UINT32_MAX;
 	ret->settle_usec = cfg->settle_usec;
 	ret->lead_usec = cfg->lead_usec;
+	if (mg_size_parse(cfg->outside_due, mem_total, &ret->outside_due, &why) < 0) {
+		snprintf(err, errsize, "invalid outside_due: %s", why);
+		return -EINVAL;
+	}
 	ret->poll_max_usec = cfg->poll_max_usec;
 	ret->throttle = cfg->throttle;
 	ret->dry_run = cfg->dry_run;

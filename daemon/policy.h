@@ -28,8 +28,18 @@ struct mg_guarded {
 	                     can go */
 };
 
+/* The largest holder of memory outside the guard: a top-level cgroup of the
+ * node (system.slice, user.slice, another batch system's jobs ...), its
+ * memory.current less the guarded cgroups below it. Read only when memory
+ * is short; path NULL when unknown. */
+struct mg_outsider {
+	const char *path;
+	uint64_t current;
+};
+
 struct mg_node_state {
 	struct mg_meminfo mem;
+	struct mg_outsider outsider;
 	struct mg_psi psi;           /* /proc/pressure/memory */
 	bool trigger_fired;          /* a PSI trigger fired since the last decision */
 	uint64_t available_fall_bps; /* how fast MemAvailable fell, bytes/s (mg_fall_rate_update) */
@@ -47,6 +57,8 @@ struct mg_policy {
 	uint64_t poll_max_usec;  /* longest sleep between MemAvailable checks */
 	bool throttle;           /* fence the victim in with memory.high before killing it */
 	bool dry_run;            /* decide and log, never kill (and so never fence) */
+	uint64_t outside_due;    /* what a top-level cgroup outside the guard may hold before it, not a
+	                            guarded task within its share, is to blame; 0 = no such rule */
 };
 
 enum mg_verdict {
@@ -54,6 +66,9 @@ enum mg_verdict {
 	MG_VERDICT_UNFENCE,   /* memory is back: lift every fence (memory is not short, as with CALM) */
 	MG_VERDICT_SETTLING,  /* memory is short, but the last kill is still taking effect */
 	MG_VERDICT_NO_VICTIM, /* memory is short, and nothing in scope may be killed */
+	MG_VERDICT_OUTSIDER,  /* memory is short, every candidate is within its share, and a cgroup outside
+	                         the guard holds more than its due: nothing is killed (the kernel's OOM
+	                         killer would take the largest, the offender) */
 	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_KILL,
@@ -63,7 +78,7 @@ struct mg_decision {
 	enum mg_verdict verdict;
 	long victim;        /* index into the snapshot for HOLD, FENCE and KILL, else -1 */
 	uint64_t allowance; /* FENCE: what the node can spare above the hard floor, else 0 */
-	char why[256];      /* the numbers behind the verdict, in words; the same for HOLD, FENCE and KILL
+	char why[512];      /* the numbers behind the verdict, in words; the same for HOLD, FENCE and KILL
 	                       of one victim, so a fence that cannot be set becomes a kill as it stands */
 };
 
@@ -90,6 +105,9 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * victim is the eligible cgroup (populated, not protected, no failed kill,
  * current > 0) furthest over its share (memory.current / share, in 1%
  * steps), then the fastest grower, then the largest; NO_VICTIM without one.
+ * A victim within its known share (current <= share) is not touched while
+ * the outsider holds more than outside_due: OUTSIDER, which names it; a
+ * guard never does worse than no guard.
  * With throttle on, no dry run, MemAvailable at or above the hard floor and
  * a victim that has not pushed since it was fenced: HOLD when it is fenced
  * already, else FENCE with allowance = MemAvailable - hard floor. Else KILL.

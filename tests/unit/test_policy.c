@@ -73,6 +73,8 @@ static const char *verdict_name(enum mg_verdict v)
 		return "SETTLING";
 	case MG_VERDICT_NO_VICTIM:
 		return "NO_VICTIM";
+	case MG_VERDICT_OUTSIDER:
+		return "OUTSIDER";
 	case MG_VERDICT_KILL:
 		return "KILL";
 	}
@@ -959,6 +961,63 @@ static void poll_interval_table(void **state)
 /* --- mg_policy_from_config --- */
 
 /* The defaults on a 16 GiB node, and every setting carried over. */
+/* A guard never does worse than none: a task within its share is not killed
+ * while a cgroup outside the guard holds more than its due. */
+struct outsider_case {
+	const char *what;
+	uint64_t current, share; /* the only guarded task */
+	bool protected_;         /* ... and it may not be killed */
+	const char *outsider;    /* NULL: unknown */
+	uint64_t outsider_current;
+	uint64_t due;            /* the policy's outside_due; 0 = rule off */
+	uint64_t last_kill_usec; /* 0: never */
+	enum mg_verdict want;
+};
+
+static void decide_outsider_table(void **state)
+{
+	static const struct outsider_case cases[] = {
+	        {"within its share, the hog outside over its due", 60 * MiB, 200 * MiB, false, "outside",
+	         700 * MiB, 96 * MiB, 0, MG_VERDICT_OUTSIDER},
+	        {"exactly at its share counts as within", 200 * MiB, 200 * MiB, false, "outside", 700 * MiB,
+	         96 * MiB, 0, MG_VERDICT_OUTSIDER},
+	        {"over its share: it still goes first", 260 * MiB, 200 * MiB, false, "outside", 700 * MiB,
+	         96 * MiB, 0, MG_VERDICT_KILL},
+	        {"the outsider within its due", 60 * MiB, 200 * MiB, false, "system.slice", 90 * MiB,
+	         96 * MiB, 0, MG_VERDICT_KILL},
+	        {"no outsider known", 60 * MiB, 200 * MiB, false, NULL, 0, 96 * MiB, 0, MG_VERDICT_KILL},
+	        {"no share known: not within one", 60 * MiB, 0, false, "outside", 700 * MiB, 96 * MiB, 0,
+	         MG_VERDICT_KILL},
+	        {"the rule off", 60 * MiB, 200 * MiB, false, "outside", 700 * MiB, 0, 0, MG_VERDICT_KILL},
+	        {"nothing may be killed comes first", 60 * MiB, 200 * MiB, true, "outside", 700 * MiB,
+	         96 * MiB, 0, MG_VERDICT_NO_VICTIM},
+	        {"settling comes first", 60 * MiB, 200 * MiB, false, "outside", 700 * MiB, 96 * MiB,
+	         999 * SEC, MG_VERDICT_SETTLING},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct outsider_case *c = &cases[i];
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node();
+		struct mg_guarded g = task(c->current, c->share, 0);
+		struct mg_decision d;
+
+		print_message("case: %s\n", c->what);
+		p.outside_due = c->due;
+		g.protected_ = c->protected_;
+		node.outsider = (struct mg_outsider){.path = c->outsider, .current = c->outsider_current};
+		node.last_kill_usec = c->last_kill_usec;
+		decide(&p, &node, &g, 1, &d);
+		assert_string_equal(verdict_name(d.verdict), verdict_name(c->want));
+		if (c->want == MG_VERDICT_OUTSIDER) {
+			assert_int_equal(d.victim, -1);
+			if (!strstr(d.why, "outside, outside the guard, holds 700MiB (its due is 96MiB)"))
+				fail_msg("why: %s", d.why);
+			assert_non_null(strstr(d.why, "memguard/run-1/task"));
+		}
+	}
+}
+
 static void from_config_defaults(void **state)
 {
 	struct mg_config cfg;
@@ -977,6 +1036,14 @@ static void from_config_defaults(void **state)
 	assert_true(p.poll_max_usec == cfg.poll_max_usec);
 	assert_int_equal(p.throttle, cfg.throttle);
 	assert_int_equal(p.dry_run, cfg.dry_run);
+	assert_true(p.outside_due == 16 * GiB / 10); /* 10% */
+
+	strcpy(cfg.outside_due, "lots");
+	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "outside_due"));
+	strcpy(cfg.outside_due, "0");
+	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), 0);
+	assert_true(p.outside_due == 0);
 
 	cfg.throttle = !cfg.throttle;
 	cfg.dry_run = !cfg.dry_run;
@@ -1125,6 +1192,7 @@ int main(void)
 	        cmocka_unit_test(decide_unfence_only_when_not_short),
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(poll_interval_table),
+	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(from_config_defaults),
 	        cmocka_unit_test(from_config_table),
 	};
