@@ -21,6 +21,7 @@
 #include "fake_tree.h"
 #include "memguard/util.h"
 #include "report.h"
+#include "spawn.h"
 #include "supervisor.h"
 
 /* A child that sends sig to us twice, first after first_ms, then gap_ms later. */
@@ -129,11 +130,51 @@ static void escaped_grandchild_dies_with_the_run(void **state)
 	assert_false(alive);
 }
 
+/* A launcher SIGKILLed right after it started a task: the task's main process
+ * dies with it (PR_SET_PDEATHSIG), where before it ran on, re-parented. */
+static void main_process_dies_with_the_launcher(void **state)
+{
+	int fds[2];
+	pid_t task = 0;
+
+	assert_int_equal(pipe(fds), 0);
+	/* So the orphaned task re-parents to us, and we can tell how it ended. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	fflush(NULL);
+	pid_t launcher = fork();
+	assert_true(launcher >= 0);
+	if (launcher == 0) {
+		char *argv[] = {"sleep", "60", NULL};
+		sigset_t none;
+		int exec_errno = 0;
+		pid_t pid;
+		sigemptyset(&none);
+		struct mg_spawn_request req = {.argv = argv, .cgroup_fd = -1, .child_sigmask = &none};
+		if (mg_spawn(&req, &pid, &exec_errno) < 0 || exec_errno)
+			_exit(1);
+		if (write(fds[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
+			_exit(1);
+		raise(SIGKILL);
+		_exit(1);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &task, sizeof(task)), (ssize_t)sizeof(task));
+	close(fds[0]);
+	int status = ft_reap_child(launcher, 5000);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	/* -1: still alive after 5 s (then killed by ft_reap_child). */
+	status = ft_reap_child(task, 5000);
+	assert_int_not_equal(status, -1);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(second_sigterm_kills_at_once),
 	        cmocka_unit_test(escaped_grandchild_dies_with_the_run),
+	        cmocka_unit_test(main_process_dies_with_the_launcher),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
