@@ -19,16 +19,24 @@
  *  - user.memguard.killed: memguardd's reason, set before it kills, read by
  *    the launcher for its summary. It stays user.*: a launcher that is not
  *    root must read it, and a forged one only misleads its owner's own
- *    report. It decides nothing. */
+ *    report. It decides nothing.
+ *  - trusted.memguard.launcher: on a run cgroup (run-<pid>), "<pid> <start
+ *    time>" of the launcher that made it, the start time being field 22 of
+ *    /proc/<pid>/stat. A launcher that was SIGKILLed never removes its run;
+ *    the next one removes a run whose launcher is gone, and the start time
+ *    tells a live launcher from a new process on a reused pid. Root only:
+ *    without it, a run is judged by its pid alone. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define MG_XATTR_SHARE "trusted.memguard.share"
 #define MG_XATTR_SHARE_HINT "user.memguard.share"
 #define MG_XATTR_FENCE "trusted.memguard.fence"
 #define MG_XATTR_KILLED "user.memguard.killed"
+#define MG_XATTR_LAUNCHER "trusted.memguard.launcher"
 
 /* Records share (bytes, > 0): trusted.memguard.share when the caller may
  * (root), else user.memguard.share. Returns 1 for the trusted one, 0 for
@@ -58,3 +66,8 @@ int mg_contract_get_killed(int cgfd, char *buf, size_t size);
 int mg_contract_set_fence(int cgfd, const char *saved_high);
 int mg_contract_get_fence(int cgfd, char *buf, size_t size);
 int mg_contract_clear_fence(int cgfd);
+
+/* trusted.memguard.launcher. get returns 0 with both, -ENODATA when missing
+ * or not "<pid> <start time>" (pid > 0), or -errno. */
+int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start_time);
+int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start_time);
