@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include "memguard/cgroup.h"
 #include "memguard/contract.h"
 #include "memguard/log.h"
+#include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "askplace.h"
@@ -148,6 +150,104 @@ static int ask_daemon(struct mg_placement *pl, const char *context, char *base, 
 	return probe_run(pl, why, whysize);
 }
 
+bool mg_placement_run_stale(const struct mg_run_owner *o)
+{
+	if (o->pid <= 0)
+		return false;
+	if (!o->alive)
+		return true;
+	return o->recorded && o->recorded_pid == o->pid && o->recorded_start != o->start;
+}
+
+int mg_placement_run_pid(const char *name, pid_t *ret_pid)
+{
+	uint64_t pid;
+
+	if (strncmp(name, "run-", 4) != 0 || name[4] == '0' || mg_parse_u64(name + 4, &pid) < 0 || pid == 0 ||
+	    pid > INT32_MAX)
+		return -EINVAL;
+	*ret_pid = (pid_t)pid;
+	return 0;
+}
+
+struct stale_runs {
+	int procfd;
+	char (*names)[64];
+	size_t n, cap;
+};
+
+static int collect_stale(int childfd, const char *name, void *userdata)
+{
+	struct stale_runs *sr = userdata;
+	struct mg_run_owner o = {0};
+	uint64_t start;
+
+	if (mg_placement_run_pid(name, &o.pid) < 0 || strlen(name) >= sizeof(sr->names[0]))
+		return 0;
+	o.recorded = mg_contract_get_launcher(childfd, &o.recorded_pid, &o.recorded_start) == 0;
+	int r = mg_proc_start_time(sr->procfd, o.pid, &start);
+	if (r < 0 && r != -ENOENT && r != -ESRCH)
+		return 0; /* cannot tell: keep it */
+	o.alive = r == 0;
+	o.start = r == 0 ? start : 0;
+	if (!mg_placement_run_stale(&o))
+		return 0;
+	if (sr->n == sr->cap) {
+		size_t ncap = sr->cap ? 2 * sr->cap : 8;
+		char(*bigger)[64] = realloc(sr->names, ncap * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		sr->names = bigger;
+		sr->cap = ncap;
+	}
+	snprintf(sr->names[sr->n++], sizeof(sr->names[0]), "%s", name);
+	return 0;
+}
+
+/* A launcher that was SIGKILLed (the OOM killer, a batch system's hard kill)
+ * leaves its run-<pid> cgroup, and what still runs in it, behind: kill and
+ * remove every run under base whose launcher is gone. One line each. */
+static void reap_stale_runs(struct mg_placement *pl, int procfd, const char *base)
+{
+	struct stale_runs sr = {.procfd = procfd};
+	int r = mg_cg_for_each_child(pl->basefd, collect_stale, &sr);
+
+	if (r < 0)
+		mg_log_errno(LOG_WARNING, r, "look for stale runs in %s/%s: %m", pl->mount, base);
+	for (size_t i = 0; i < sr.n; i++) {
+		_cleanup_close_ int fd = mg_cg_open(pl->basefd, sr.names[i]);
+		int populated = fd < 0 ? 0 : mg_cg_populated(fd);
+
+		if (populated > 0 && (r = mg_cg_kill(fd)) < 0) {
+			mg_log_errno(LOG_WARNING, r, "kill stale run %s/%s/%s: %m", pl->mount, base,
+			             sr.names[i]);
+			continue;
+		}
+		/* SIGKILL is not instant: wait (2 s at most) for the cgroup to empty. */
+		for (int k = 0; k < 200 && populated > 0 && mg_cg_populated(fd) > 0; k++)
+			usleep(10000);
+		if ((r = mg_cg_remove(pl->basefd, sr.names[i])) < 0)
+			mg_log_errno(LOG_WARNING, r, "remove stale run %s/%s/%s: %m", pl->mount, base,
+			             sr.names[i]);
+		else
+			log_notice("removed stale cgroup %s/%s/%s: its launcher is gone%s", pl->mount, base,
+			           sr.names[i], populated > 0 ? "; killed what still ran in it" : "");
+	}
+	free(sr.names);
+}
+
+/* Records who made the run, for reap_stale_runs() of a later launcher. */
+static void record_launcher(struct mg_placement *pl, int procfd)
+{
+	uint64_t start;
+	int r = mg_proc_start_time(procfd, getpid(), &start);
+
+	if (r >= 0)
+		r = mg_contract_set_launcher(pl->runfd, getpid(), start);
+	if (r < 0)
+		log_debug("record the launcher of %s: %s", pl->run, strerror(-r));
+}
+
 int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
                        const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize)
 {
@@ -206,6 +306,7 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 	pl->basefd = open_parent(pl->mountfd, base, pl->mount, why, whysize);
 	if (pl->basefd < 0)
 		return pl->basefd;
+	reap_stale_runs(pl, procfd, base);
 	snprintf(pl->run_name, sizeof(pl->run_name), "run-%d", (int)getpid());
 	snprintf(pl->run, sizeof(pl->run), "%s/%s", base, pl->run_name);
 	pl->runfd = mg_cg_create(pl->basefd, pl->run_name);
@@ -216,6 +317,7 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 	}
 	if (pl->runfd < 0)
 		return reason(why, whysize, pl->runfd, "create cgroup %s", pl->run);
+	record_launcher(pl, procfd);
 	r = mg_cg_enable_controllers(pl->runfd, pl->run, CONTROLLERS, why, whysize);
 	if (r < 0) {
 		mg_placement_teardown(pl);

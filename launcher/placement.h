@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "memguard/config.h"
 #include "memguard/locate.h"
@@ -47,6 +48,27 @@ struct mg_task_limits {
 	bool oom_group;
 };
 int mg_placement_task_create(struct mg_placement *pl, const char *name, const struct mg_task_limits *lim);
+
+/* What the next launcher knows of the launcher behind a run-<pid> cgroup. */
+struct mg_run_owner {
+	pid_t pid;          /* from the name run-<pid> */
+	bool recorded;      /* trusted.memguard.launcher was read */
+	pid_t recorded_pid; /* ... and what it says */
+	uint64_t recorded_start;
+	bool alive;     /* a process has that pid now */
+	uint64_t start; /* its start time, when alive */
+};
+
+/* Whether the run's launcher is gone, so its cgroup is stale: no process
+ * has the pid, or one does that is not the launcher which made the run (a
+ * start time other than the recorded one). Alive with nothing recorded
+ * (another user's launcher, an older memguard, a run being set up) is kept.
+ * Pure. */
+bool mg_placement_run_stale(const struct mg_run_owner *o);
+
+/* The pid in a run cgroup's name, "run-<pid>": 0 with it, -EINVAL for any
+ * other name. */
+int mg_placement_run_pid(const char *name, pid_t *ret_pid);
 
 /* Removes this run's cgroup (tasks' cgroups must be gone or empty). */
 void mg_placement_teardown(struct mg_placement *pl);

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,10 +36,17 @@ static void report_and_exit(int pipefd, int err)
 }
 
 /* In the child: nothing here may return. */
-static void exec_task(const struct mg_spawn_request *req, int pipefd, int move_self)
+static void exec_task(const struct mg_spawn_request *req, int pipefd, int move_self, pid_t parent)
 {
 	static const int reset[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE};
 
+	/* The launcher SIGKILLed (OOM killer, a hard kill) takes the task's main
+	 * process with it; it survives exec except into a setuid program. Only
+	 * this process: what it forks does not inherit it. If the launcher died
+	 * before the prctl, nothing would send it: check. */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		raise(SIGKILL);
 	int r = move_self ? mg_cg_move_pid(req->cgroup_fd, 0) : 0;
 
 	if (r < 0)
@@ -90,7 +98,7 @@ int mg_spawn_probe(int cgroup_fd)
 int mg_spawn(const struct mg_spawn_request *req, pid_t *ret_pid, int *ret_exec_errno)
 {
 	int pipefd[2], err = 0, move_self = 0;
-	pid_t pid = -1;
+	pid_t pid = -1, parent = getpid();
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
@@ -110,7 +118,7 @@ int mg_spawn(const struct mg_spawn_request *req, pid_t *ret_pid, int *ret_exec_e
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		exec_task(req, pipefd[1], move_self);
+		exec_task(req, pipefd[1], move_self, parent);
 	}
 	close(pipefd[1]);
 	/* The pipe closes on a successful exec (O_CLOEXEC) or carries the errno. */

@@ -36,6 +36,11 @@ struct supervisor {
 	const char *signal_name;
 	sigset_t child_mask;
 	uint64_t page_size;
+	pid_t self;
+	/* Degraded mode: every process last seen in a task's tree, by pid, so
+	 * that one double-forked out of it (re-parented to us) stays the task's. */
+	struct mg_proc_seen *seen;
+	size_t nseen;
 };
 
 static bool terminating(int sig)
@@ -91,6 +96,7 @@ static void free_argv(char **argv)
 
 static void finish(struct supervisor *s, struct mg_task *t);
 static void start_more(struct supervisor *s);
+static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **ret_task);
 
 /* The name of a task's cgroup in the run's: task-<index>. */
 static const char *task_cgroup_name(const struct mg_task *t, char buf[static 32])
@@ -188,16 +194,80 @@ static int open_task_cgroup(const struct supervisor *s, const struct mg_task *t)
 	return mg_cg_open(s->cfg->placement->runfd, task_cgroup_name(t, name));
 }
 
-/* Kills everything the task still has: its cgroup, or its process group. */
-static void kill_task(const struct supervisor *s, struct mg_task *t)
+/* Degraded mode: scans /proc and says which task each process belongs to
+ * (mg_proc_attribute), reading MEMGUARD_TASK only of our own orphans, then
+ * remembers every attributed process for the next scan. Returns the count,
+ * or -errno; *ret_procs and *ret_task are heap arrays of that many. */
+static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **ret_task)
+{
+	const struct mg_supervisor_config *cfg = s->cfg;
+	_cleanup_free_ struct mg_proc *procs = NULL;
+	_cleanup_free_ pid_t *roots = calloc(cfg->ntasks, sizeof(pid_t));
+	_cleanup_free_ long *task = NULL;
+	_cleanup_free_ struct mg_proc_seen *seen = NULL;
+	size_t nseen = 0;
+	int n;
+
+	if (!roots)
+		return -ENOMEM;
+	n = mg_proc_scan(cfg->procfd, &procs);
+	if (n < 0)
+		return n;
+	if (!(task = calloc((size_t)n + 1, sizeof(*task))) || !(seen = calloc((size_t)n + 1, sizeof(*seen))))
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->ntasks; i++)
+		roots[i] = cfg->tasks[i].state == MG_TASK_RUNNING ? cfg->tasks[i].pid : 0;
+	/* Our children: the tasks' main processes (seen after one scan) and orphans. */
+	for (int i = 0; i < n; i++) {
+		const struct mg_proc_seen *known = mg_proc_seen_find(s->seen, s->nseen, procs[i].pid);
+		if (procs[i].ppid != s->self || (known && known->start_time == procs[i].start_time))
+			continue;
+		if (mg_proc_read_task_tag(cfg->procfd, procs[i].pid, &procs[i].task_tag) < 0)
+			procs[i].task_tag = 0; /* not readable, or cleared: nothing to go by */
+	}
+	mg_proc_attribute(procs, (size_t)n, roots, cfg->ntasks, s->self, s->seen, s->nseen, task);
+	for (int i = 0; i < n; i++)
+		if (task[i] >= 0)
+			seen[nseen++] = (struct mg_proc_seen){.pid = procs[i].pid,
+			                                      .start_time = procs[i].start_time,
+			                                      .task = (uint32_t)task[i]};
+	mg_proc_seen_sort(seen, nseen);
+	free(s->seen);
+	s->seen = TAKE_PTR(seen);
+	s->nseen = nseen;
+	*ret_procs = TAKE_PTR(procs);
+	*ret_task = TAKE_PTR(task);
+	return n;
+}
+
+/* Degraded mode: SIGKILLs every process of task index, in its process group
+ * or not. Returns how many were signalled, or -errno. */
+static int kill_attributed(struct supervisor *s, unsigned index)
+{
+	_cleanup_free_ struct mg_proc *procs = NULL;
+	_cleanup_free_ long *task = NULL;
+	int n = scan_tasks(s, &procs, &task), killed = 0;
+
+	for (int k = 0; k < n; k++)
+		if (task[k] == (long)index && procs[k].pid != s->self && kill(procs[k].pid, SIGKILL) == 0)
+			killed++;
+	return n < 0 ? n : killed;
+}
+
+/* Kills everything the task still has: its cgroup, or its process group and
+ * every process that left it. */
+static void kill_task(struct supervisor *s, struct mg_task *t)
 {
 	int r = 0;
 
 	if (t->in_cgroup) {
 		_cleanup_close_ int fd = open_task_cgroup(s, t);
 		r = fd < 0 ? fd : mg_cg_kill(fd);
-	} else if (t->state == MG_TASK_RUNNING && kill(-t->pid, SIGKILL) < 0 && errno != ESRCH) {
-		r = -errno;
+	} else if (t->state == MG_TASK_RUNNING) {
+		if (kill(-t->pid, SIGKILL) < 0 && errno != ESRCH)
+			r = -errno;
+		int k = kill_attributed(s, t->index);
+		r = r < 0 ? r : k < 0 ? k : 0;
 	}
 	if (r < 0 && r != -ENOENT)
 		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index);
@@ -347,32 +417,33 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	return 0;
 }
 
-/* Degraded mode: no cgroup bounds the tasks, so sum each task's process tree
- * RSS and kill a task past its share. */
+/* Degraded mode: no cgroup bounds the tasks, so sum the RSS of every process
+ * of each task (its tree, and what left it: scan_tasks) and kill a task past
+ * its share. */
 static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	const struct mg_supervisor_config *cfg = s->cfg;
 	_cleanup_free_ struct mg_proc *procs = NULL;
-	_cleanup_free_ pid_t *roots = calloc(cfg->ntasks, sizeof(pid_t));
+	_cleanup_free_ long *task = NULL;
 	_cleanup_free_ uint64_t *pages = calloc(cfg->ntasks, sizeof(uint64_t));
 	int n;
 
 	arm(s, &s->watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
-	if (!roots || !pages)
+	if (!pages)
 		return 0;
-	n = mg_proc_scan(cfg->procfd, &procs);
+	n = scan_tasks(s, &procs, &task);
 	if (n < 0) {
 		mg_log_errno(LOG_WARNING, n, "RSS watchdog: scan processes: %m");
 		return 0;
 	}
-	for (size_t i = 0; i < cfg->ntasks; i++)
-		roots[i] = cfg->tasks[i].state == MG_TASK_RUNNING ? cfg->tasks[i].pid : 0;
-	mg_proc_tree_rss(procs, (size_t)n, roots, cfg->ntasks, pages);
+	for (int k = 0; k < n; k++)
+		if (task[k] >= 0)
+			pages[task[k]] += procs[k].rss_pages;
 	for (size_t i = 0; i < cfg->ntasks; i++) {
 		struct mg_task *t = &cfg->tasks[i];
 		uint64_t rss = pages[i] * s->page_size;
-		if (!roots[i])
+		if (t->state != MG_TASK_RUNNING)
 			continue;
 		if (rss > t->peak || !t->peak_known)
 			t->peak = rss, t->peak_known = true;
@@ -383,17 +454,51 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 		         mg_size_format(t->share, b));
 		t->killed_by = MG_KILL_WATCHDOG;
 		kill(-t->pid, SIGKILL);
-		/* Children that left the process group still belong to the task. */
+		/* Children that left the process group, or the tree, are the task's too. */
 		for (int k = 0; k < n; k++)
-			if (mg_proc_root_of(procs, (size_t)n, roots, cfg->ntasks, procs[k].pid) == (long)i)
+			if (task[k] == (long)i)
 				kill(procs[k].pid, SIGKILL);
 	}
 	return 0;
 }
 
+/* Nothing outlives the run: SIGKILLs whatever is still below us (tasks'
+ * orphans re-parented to us, a subreaper) and reaps it, a few rounds for
+ * what forks meanwhile. Returns how many were killed. */
+static int kill_leftovers(const struct supervisor *s)
+{
+	int total = 0;
+
+	for (int round = 0; round < 50; round++) {
+		_cleanup_free_ struct mg_proc *procs = NULL;
+		int n = mg_proc_scan(s->cfg->procfd, &procs), alive = 0;
+		pid_t self[] = {s->self};
+
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (procs[k].pid == s->self ||
+			    mg_proc_root_of(procs, (size_t)n, self, 1, procs[k].pid) != 0)
+				continue;
+			if (procs[k].state != 'Z' && kill(procs[k].pid, SIGKILL) == 0) {
+				alive++;
+				total++;
+			}
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (alive == 0)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000000L}, NULL);
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return total;
+}
+
 int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal)
 {
-	struct supervisor s = {.cfg = cfg, .page_size = (uint64_t)sysconf(_SC_PAGESIZE)};
+	struct supervisor s = {.cfg = cfg, .page_size = (uint64_t)sysconf(_SC_PAGESIZE), .self = getpid()};
 	sigset_t mask, old;
 	int r;
 
@@ -430,6 +535,12 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	sd_event_source_unref(s.drain_timer);
 	sd_event_source_unref(s.watchdog_timer);
 	sd_event_unref(s.event);
+	int left = kill_leftovers(&s);
+	if (left > 0)
+		log_notice("killed %d process%s the tasks left behind", left, left == 1 ? "" : "es");
+	else if (left < 0)
+		mg_log_errno(LOG_WARNING, left, "kill what the tasks left behind: scan processes: %m");
+	free(s.seen);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (ret_signal)
 		*ret_signal = s.signal_name;

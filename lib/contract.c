@@ -109,24 +109,32 @@ int mg_contract_clear_fence(int cgfd)
 	return 0;
 }
 
-int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start)
+int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start_time)
 {
-	char value[48];
+	char buf[48];
 
-	snprintf(value, sizeof(value), "%d %" PRIu64, (int)pid, start);
-	return set_text(cgfd, MG_XATTR_LAUNCHER, value);
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%d %" PRIu64, (int)pid, start_time);
+	return set_text(cgfd, MG_XATTR_LAUNCHER, buf);
 }
 
-int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start)
+int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start_time)
 {
-	char value[48];
-	int pid, r = get_text(cgfd, MG_XATTR_LAUNCHER, value, sizeof(value));
+	char buf[48];
+	uint64_t pid, start;
+	int r = get_text(cgfd, MG_XATTR_LAUNCHER, buf, sizeof(buf));
 
 	if (r < 0)
 		return r;
-	if (sscanf(value, "%d %" SCNu64, &pid, ret_start) != 2 || pid <= 0)
+	char *space = strchr(buf, ' ');
+	if (!space)
 		return -ENODATA;
-	*ret_pid = pid;
+	*space = '\0';
+	if (mg_parse_u64(buf, &pid) < 0 || pid == 0 || pid > INT32_MAX || mg_parse_u64(space + 1, &start) < 0)
+		return -ENODATA;
+	*ret_pid = (pid_t)pid;
+	*ret_start_time = start;
 	return 0;
 }
 

@@ -15,7 +15,7 @@ int mg_proc_stat_parse(const char *text, struct mg_proc *ret)
 	struct mg_proc p = {0};
 	const char *open = strchr(text, '('), *close = strrchr(text, ')');
 	long long pid, ppid, pgrp;
-	unsigned long long rss;
+	unsigned long long rss, start;
 	char state;
 
 	if (!open || !close || close < open || sscanf(text, "%lld", &pid) != 1 || pid <= 0 || pid > INT32_MAX)
@@ -28,9 +28,9 @@ int mg_proc_stat_parse(const char *text, struct mg_proc *ret)
 	 * majflt cmajflt utime stime cutime cstime priority nice num_threads
 	 * itrealvalue starttime vsize rss */
 	if (sscanf(close + 1,
-	           " %c %lld %lld %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %*u "
+	           " %c %lld %lld %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu %*u "
 	           "%llu",
-	           &state, &ppid, &pgrp, &rss) != 4)
+	           &state, &ppid, &pgrp, &start, &rss) != 5)
 		return -EBADMSG;
 	if (ppid < 0 || ppid > INT32_MAX || pgrp < 0 || pgrp > INT32_MAX)
 		return -EBADMSG;
@@ -39,6 +39,7 @@ int mg_proc_stat_parse(const char *text, struct mg_proc *ret)
 	p.pgrp = (pid_t)pgrp;
 	p.state = state;
 	p.rss_pages = rss;
+	p.start_time = start;
 	*ret = p;
 	return 0;
 }
@@ -131,6 +132,92 @@ void mg_proc_tree_rss(const struct mg_proc *procs, size_t nprocs, const pid_t *r
 	}
 }
 
+static int seen_by_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct mg_proc_seen *)a)->pid, y = ((const struct mg_proc_seen *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+void mg_proc_seen_sort(struct mg_proc_seen *seen, size_t nseen)
+{
+	if (nseen > 0)
+		qsort(seen, nseen, sizeof(*seen), seen_by_pid);
+}
+
+const struct mg_proc_seen *mg_proc_seen_find(const struct mg_proc_seen *seen, size_t nseen, pid_t pid)
+{
+	struct mg_proc_seen key = {.pid = pid};
+
+	return nseen ? bsearch(&key, seen, nseen, sizeof(*seen), seen_by_pid) : NULL;
+}
+
+static long task_of(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots,
+                    pid_t reaper, const struct mg_proc_seen *seen, size_t nseen, long sole, pid_t pid)
+{
+	/* The bound guards against a cycle in a torn snapshot. */
+	for (size_t hops = 0; pid > 1 && hops < 4096; hops++) {
+		for (size_t r = 0; r < nroots; r++)
+			if (roots[r] == pid)
+				return (long)r;
+		long at = find_index(procs, nprocs, pid);
+		if (at < 0)
+			return -1;
+		const struct mg_proc *p = &procs[at];
+		const struct mg_proc_seen *hit = mg_proc_seen_find(seen, nseen, pid);
+		/* The same pid with another start time is a new process. */
+		if (hit && hit->start_time == p->start_time && hit->task < nroots)
+			return (long)hit->task;
+		if (reaper > 0 && p->ppid == reaper) {
+			/* Orphaned out of a task before we saw it. */
+			if (p->task_tag > 0 && p->task_tag - 1 < nroots)
+				return (long)(p->task_tag - 1);
+			return sole;
+		}
+		pid = p->ppid;
+	}
+	return -1;
+}
+
+void mg_proc_attribute(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots,
+                       pid_t reaper, const struct mg_proc_seen *seen, size_t nseen, long *ret_task)
+{
+	long sole = -1;
+
+	for (size_t r = 0; r < nroots; r++) {
+		if (roots[r] > 0 && sole == -1) {
+			sole = (long)r;
+		} else if (roots[r] > 0) {
+			sole = -1;
+			break;
+		}
+	}
+	for (size_t i = 0; i < nprocs; i++)
+		ret_task[i] = task_of(procs, nprocs, roots, nroots, reaper, seen, nseen, sole, procs[i].pid);
+}
+
+int mg_proc_environ_task(const char *block, size_t size, uint32_t *ret_task)
+{
+	static const char key[] = "MEMGUARD_TASK=";
+	const char *end = block + size;
+
+	for (const char *p = block; p < end;) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		size_t len = nul ? (size_t)(nul - p) : (size_t)(end - p);
+		if (len > sizeof(key) - 1 && len < sizeof(key) + 10 && memcmp(p, key, sizeof(key) - 1) == 0) {
+			char value[16];
+			uint64_t v;
+			memcpy(value, p + sizeof(key) - 1, len - (sizeof(key) - 1));
+			value[len - (sizeof(key) - 1)] = '\0';
+			if (mg_parse_u64(value, &v) < 0 || v >= UINT32_MAX)
+				return -ENODATA;
+			*ret_task = (uint32_t)v;
+			return 0;
+		}
+		p += len + 1;
+	}
+	return -ENODATA;
+}
+
 int mg_proc_stat_start_time_parse(const char *text, uint64_t *ret)
 {
 	const char *p = strrchr(text, ')');
@@ -159,4 +246,21 @@ int mg_proc_start_time(int procfd, pid_t pid, uint64_t *ret)
 	if ((n = mg_read_small_at(procfd, name, buf, sizeof(buf))) < 0)
 		return (int)n;
 	return mg_proc_stat_start_time_parse(buf, ret);
+}
+
+int mg_proc_read_task_tag(int procfd, pid_t pid, uint32_t *ret_tag)
+{
+	_cleanup_free_ char *block = NULL;
+	char name[32];
+	uint32_t task;
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "%d/environ", (int)pid);
+	if ((n = mg_read_file_at(procfd, name, &block)) < 0)
+		return (int)n;
+	int r = mg_proc_environ_task(block, (size_t)n, &task);
+	if (r < 0)
+		return r;
+	*ret_tag = task + 1;
+	return 0;
 }

@@ -19,7 +19,13 @@
  *  - user.memguard.killed: memguardd's reason, set before it kills, read by
  *    the launcher for its summary. It stays user.*: a launcher that is not
  *    root must read it, and a forged one only misleads its owner's own
- *    report. It decides nothing. */
+ *    report. It decides nothing.
+ *  - trusted.memguard.launcher: on a run cgroup (run-<pid>), "<pid> <start
+ *    time>" of the launcher that made it, the start time being field 22 of
+ *    /proc/<pid>/stat. A launcher that was SIGKILLed never removes its run;
+ *    the next one removes a run whose launcher is gone, and the start time
+ *    tells a live launcher from a new process on a reused pid. Root only:
+ *    without it, a run is judged by its pid alone. */
 #pragma once
 
 #include <stddef.h>
@@ -30,6 +36,7 @@
 #define MG_XATTR_SHARE_HINT "user.memguard.share"
 #define MG_XATTR_FENCE "trusted.memguard.fence"
 #define MG_XATTR_KILLED "user.memguard.killed"
+#define MG_XATTR_LAUNCHER "trusted.memguard.launcher"
 
 /* Records share (bytes, > 0): trusted.memguard.share when the caller may
  * (root), else user.memguard.share. Returns 1 for the trusted one, 0 for
@@ -60,16 +67,16 @@ int mg_contract_set_fence(int cgfd, const char *saved_high);
 int mg_contract_get_fence(int cgfd, char *buf, size_t size);
 int mg_contract_clear_fence(int cgfd);
 
-/* On a run cgroup that memguardd placed (daemon/placedrun.c), root's record
- * for a restarted memguardd, which adopts the run from it:
- *  - trusted.memguard.launcher: "pid starttime" of the launcher it placed
- *    (the start time tells that pid from a recycled one);
- *  - trusted.memguard.tether: the cgroup, below the mount, the run ends with.
- * get_launcher returns 0, -ENODATA when missing or malformed, or -errno;
- * get_tether returns the length as mg_contract_get_killed() does. */
-#define MG_XATTR_LAUNCHER "trusted.memguard.launcher"
+/* trusted.memguard.launcher: "<pid> <start time>" of the launcher that owns a
+ * run cgroup, on the root launcher's run-<pid> (so the next launcher can tell
+ * a run whose launcher is gone) and on a run memguardd placed (so a restarted
+ * memguardd adopts it); the start time tells that pid from a recycled one.
+ * get returns 0 with both, -ENODATA when missing or not "<pid> <start time>"
+ * (pid > 0), or -errno.
+ * trusted.memguard.tether: on a placed run, the cgroup (below the mount) the
+ * run ends with; get returns the length as mg_contract_get_killed() does. */
 #define MG_XATTR_TETHER "trusted.memguard.tether"
-int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start);
-int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start);
+int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start_time);
+int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start_time);
 int mg_contract_set_tether(int cgfd, const char *path);
 int mg_contract_get_tether(int cgfd, char *buf, size_t size);

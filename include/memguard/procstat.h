@@ -11,6 +11,17 @@ struct mg_proc {
 	char state;
 	uint64_t rss_pages;
 	char comm[16];
+	uint64_t start_time; /* clock ticks since boot: with pid, names a process */
+	uint32_t task_tag;   /* 1 + MEMGUARD_TASK from its environ, 0 when not read */
+};
+
+/* A process the watchdog saw inside a task's tree, remembered so that it
+ * stays with that task once its ppid chain is cut (a double fork re-parents
+ * it to the launcher, a subreaper). */
+struct mg_proc_seen {
+	pid_t pid;
+	uint64_t start_time;
+	uint32_t task;
 };
 
 /* Parses one stat line. comm may hold spaces and ')' ("foo) Z "): the last
@@ -32,9 +43,32 @@ long mg_proc_root_of(const struct mg_proc *procs, size_t nprocs, const pid_t *ro
 void mg_proc_tree_rss(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots,
                       uint64_t *ret_pages);
 
+/* The task each process belongs to, into ret_task[i] for procs[i]: the index
+ * of a root, or -1. Walking up from the process, the first that is a root,
+ * or is in seen with the same start time, decides. A process whose parent is
+ * reaper (the launcher) and that is not a root was orphaned out of some
+ * task's tree: unless seen, its task_tag decides, and when only one root is
+ * running (non-zero) it can only be that one's. seen must be sorted by pid
+ * (mg_proc_seen_sort), procs by pid. Pure. */
+void mg_proc_attribute(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots,
+                       pid_t reaper, const struct mg_proc_seen *seen, size_t nseen, long *ret_task);
+
+/* Sorts seen by pid for mg_proc_attribute; find looks a pid up in the sorted
+ * array (NULL when absent). */
+void mg_proc_seen_sort(struct mg_proc_seen *seen, size_t nseen);
+const struct mg_proc_seen *mg_proc_seen_find(const struct mg_proc_seen *seen, size_t nseen, pid_t pid);
+
+/* Parses the value of MEMGUARD_TASK out of a NUL-separated environ block of
+ * size bytes: 0 with the index, -ENODATA when absent or not a number. */
+int mg_proc_environ_task(const char *block, size_t size, uint32_t *ret_task);
+
 /* Field 22 of a stat line: when the process started, in clock ticks since
  * boot. With its pid it names a process across pid reuse. */
 int mg_proc_stat_start_time_parse(const char *text, uint64_t *ret);
 
 /* Reads <procfd>/<pid>/stat and parses its start time. */
 int mg_proc_start_time(int procfd, pid_t pid, uint64_t *ret);
+
+/* Reads <procfd>/<pid>/environ into ret_tag as a task_tag (1 + MEMGUARD_TASK).
+ * -ENODATA without one; -EACCES for another user's process. */
+int mg_proc_read_task_tag(int procfd, pid_t pid, uint32_t *ret_tag);

@@ -1,6 +1,7 @@
 /* The launcher-daemon contract: the share rule, and each xattr accessor on a
  * fake cgroup directory (root sets trusted.*; a forked child that gave up
- * root shows what a launcher that is not root writes). */
+ * root shows what a launcher that is not root writes); and the rule by which
+ * a launcher tells a stale run cgroup (its launcher gone) from a live one. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include "fake_tree.h"
 #include "memguard/contract.h"
 #include "memguard/util.h"
+#include "placement.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
@@ -192,33 +194,137 @@ static void fence_saved_high(void **state)
 	close(cg);
 }
 
-/* A placed run's launcher and tether, for a restarted memguardd; a user's
- * look-alike in user.* is no record. */
-static void placed_run_record(void **state)
+/* A placed run's tether, for a restarted memguardd. */
+static void tether_record(void **state)
 {
 	struct fake_tree *t = *state;
 	int cg = ft_open_dir(t->fd, "task");
 	char buf[64];
-	pid_t pid = 0;
-	uint64_t start = 0;
 
-	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), -ENODATA);
-	assert_int_equal(fsetxattr(cg, "user.memguard.launcher", "1 1", 3, 0), 0);
-	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), -ENODATA);
-	assert_int_equal(mg_contract_set_launcher(cg, 4242, 123456789012ull), 0);
-	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), 0);
-	assert_int_equal(pid, 4242);
-	assert_int_equal(start, 123456789012ull);
-	static const char *const garbage[] = {"", "x", "12", "0 5", "-3 5", "4242 x"};
-	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
-		assert_int_equal(fsetxattr(cg, MG_XATTR_LAUNCHER, garbage[i], strlen(garbage[i]), 0), 0);
-		assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), -ENODATA);
-	}
+	assert_int_equal(mg_contract_get_tether(cg, buf, sizeof(buf)), -ENODATA);
+	assert_int_equal(fsetxattr(cg, "user.memguard.tether", "x", 1, 0), 0);
 	assert_int_equal(mg_contract_get_tether(cg, buf, sizeof(buf)), -ENODATA);
 	assert_int_equal(mg_contract_set_tether(cg, "system.slice/x_slurmstepd.scope/job_7"), 0);
 	assert_int_equal(mg_contract_get_tether(cg, buf, sizeof(buf)), 37);
 	assert_string_equal(buf, "system.slice/x_slurmstepd.scope/job_7");
 	close(cg);
+}
+
+static void launcher_record(void **state)
+{
+	struct fake_tree *t = *state;
+	int cg = ft_open_dir(t->fd, "task");
+	pid_t pid = 0;
+	uint64_t start = 0;
+
+	assert_string_equal(MG_XATTR_LAUNCHER, "trusted.memguard.launcher");
+	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), -ENODATA);
+	assert_int_equal(mg_contract_set_launcher(cg, 4194304, 8589934597ull), 0);
+	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), 0);
+	assert_int_equal(pid, 4194304);
+	assert_true(start == 8589934597ull);
+	assert_int_equal(mg_contract_set_launcher(cg, 0, 1), -EINVAL);
+	assert_int_equal(mg_contract_set_launcher(cg, -3, 1), -EINVAL);
+
+	/* Garbled values read as none, and leave the outputs alone. */
+	static const char *const garbled[] = {
+	        "",
+	        "12",
+	        "12 ",
+	        " 12 5",
+	        "0 5",
+	        "-1 5",
+	        "12 -5",
+	        "12 5x",
+	        "12  5",
+	        "2147483648 5",
+	        "12 99999999999999999999",
+	        "12 5 7",
+	};
+	for (size_t i = 0; i < MG_ARRAY_SIZE(garbled); i++) {
+		ft_set_xattr(t->fd, "task", MG_XATTR_LAUNCHER, garbled[i]);
+		pid = 77;
+		start = 77;
+		int r = mg_contract_get_launcher(cg, &pid, &start);
+		if (r != -ENODATA)
+			print_error("\"%s\": %d\n", garbled[i], r);
+		assert_int_equal(r, -ENODATA);
+		assert_int_equal(pid, 77);
+		assert_true(start == 77);
+	}
+	/* A user's word is no record. */
+	ft_set_xattr(t->fd, "task", MG_XATTR_LAUNCHER, NULL);
+	assert_int_equal(fsetxattr(cg, "user.memguard.launcher", "12 5", 4, 0), 0);
+	assert_int_equal(mg_contract_get_launcher(cg, &pid, &start), -ENODATA);
+	close(cg);
+}
+
+struct stale_case {
+	const char *what;
+	struct mg_run_owner o;
+	bool want;
+};
+
+static void run_stale_table(void **state)
+{
+	static const struct stale_case cases[] = {
+	        {"launcher gone, recorded", {100, true, 100, 5000, false, 0}, true},
+	        {"launcher gone, nothing recorded", {100, false, 0, 0, false, 0}, true},
+	        {"launcher alive, same start", {100, true, 100, 5000, true, 5000}, false},
+	        {"pid reused by a later process", {100, true, 100, 5000, true, 9000}, true},
+	        {"pid reused by an earlier one (clock ticks wrap? no: other boot)",
+	         {100, true, 100, 5000, true, 10},
+	         true},
+	        {"alive, nothing recorded (not root, older memguard, being set up)",
+	         {100, false, 0, 0, true, 5000},
+	         false},
+	        {"record names another pid: not ours to judge", {100, true, 101, 5000, true, 9000}, false},
+	        {"no pid", {0, false, 0, 0, false, 0}, false},
+	        {"negative pid", {-1, true, -1, 1, false, 0}, false},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		bool got = mg_placement_run_stale(&cases[i].o);
+		if (got != cases[i].want)
+			print_error("%s: %d\n", cases[i].what, got);
+		assert_int_equal(got, cases[i].want);
+	}
+}
+
+struct run_name_case {
+	const char *name;
+	int want_r;
+	pid_t want;
+};
+
+static void run_name_table(void **state)
+{
+	static const struct run_name_case cases[] = {
+	        {"run-1", 0, 1},
+	        {"run-4194304", 0, 4194304},
+	        {"run-2147483647", 0, 2147483647},
+	        {"run-2147483648", -EINVAL, 0},
+	        {"run-0", -EINVAL, 0},
+	        {"run-012", -EINVAL, 0},
+	        {"run-", -EINVAL, 0},
+	        {"run--1", -EINVAL, 0},
+	        {"run-12x", -EINVAL, 0},
+	        {"run-12 ", -EINVAL, 0},
+	        {"Run-12", -EINVAL, 0},
+	        {"job", -EINVAL, 0},
+	        {"probe", -EINVAL, 0},
+	        {"task-1", -EINVAL, 0},
+	        {"", -EINVAL, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		pid_t pid = -7;
+		int r = mg_placement_run_pid(cases[i].name, &pid);
+		if (r != cases[i].want_r)
+			print_error("\"%s\": %d\n", cases[i].name, r);
+		assert_int_equal(r, cases[i].want_r);
+		assert_int_equal(pid, r == 0 ? cases[i].want : -7);
+	}
 }
 
 /* A directory that is gone, or an fd that is no directory. */
@@ -232,6 +338,9 @@ static void bad_fd(void **state)
 	assert_int_equal(mg_contract_get_killed(-1, buf, sizeof(buf)), -EBADF);
 	assert_int_equal(mg_contract_set_fence(-1, "max"), -EBADF);
 	assert_int_equal(mg_contract_clear_fence(-1), -EBADF);
+	assert_int_equal(mg_contract_set_launcher(-1, 1, 1), -EBADF);
+	pid_t pid;
+	assert_int_equal(mg_contract_get_launcher(-1, &pid, &v), -EBADF);
 }
 
 int main(void)
@@ -244,7 +353,10 @@ int main(void)
 	        T(share_garbage_reads_as_none),
 	        T(killed_reason),
 	        T(fence_saved_high),
-	        T(placed_run_record),
+	        T(tether_record),
+	        T(launcher_record),
+	        cmocka_unit_test(run_stale_table),
+	        cmocka_unit_test(run_name_table),
 	        cmocka_unit_test(bad_fd),
 	};
 #undef T

@@ -138,6 +138,8 @@ static void parse_fields(void **state)
 		assert_int_equal(p.pgrp, cases[i].pgrp);
 		assert_int_equal(p.state, cases[i].state);
 		assert_true(p.rss_pages == cases[i].rss);
+		/* starttime, field 22, beyond 32 bits in stat_line(). */
+		assert_true(p.start_time == 8589934597ull);
 	}
 
 	/* Exactly the fields up to rss, no newline, nothing after. */
@@ -342,7 +344,7 @@ static void scan_bad_fd(void **state)
 
 #define P(pid, ppid, rss)                                                                                    \
 	{                                                                                                    \
-		(pid), (ppid), (pid), 'S', (rss), "p"                                                        \
+		(pid), (ppid), (pid), 'S', (rss), "p", 0, 0                                                  \
 	}
 
 /* Sorted by pid. */
@@ -478,6 +480,166 @@ static void tree_rss_deep_chain(void **state)
 	assert_true(pages[0] == DEPTH);
 }
 
+/* --- mg_proc_attribute: processes that left their task's tree --- */
+
+#define Q(pid, ppid, start, tag)                                                                             \
+	{                                                                                                    \
+		(pid), (ppid), (pid), 'S', 1, "p", (start), (tag)                                            \
+	}
+
+enum { LAUNCHER = 50 };
+
+/* Sorted by pid. The launcher (a subreaper) is 50; tasks 0 and 1 run as 100
+ * and 200; everything with ppid 50 and no root is an orphan of some task. */
+static const struct mg_proc escaped[] = {
+        Q(1, 0, 1, 0),      Q(50, 1, 5, 0), /* the launcher */
+        Q(100, 50, 10, 1),                  /* task 0 */
+        Q(101, 100, 11, 1),                 /*   its child, by ppid */
+        Q(200, 50, 20, 2),                  /* task 1 */
+        Q(300, 50, 30, 0),                  /* orphan, seen in task 0's tree: no tag needed */
+        Q(301, 300, 31, 0),                 /*   forked by it: follows it */
+        Q(302, 301, 32, 2),                 /*     a tag below a seen ancestor does not matter */
+        Q(310, 50, 41, 0),  /* orphan on a pid seen before, another start time: a new process */
+        Q(320, 50, 42, 2),  /* orphan not seen, MEMGUARD_TASK=1 */
+        Q(321, 320, 43, 0), /*   its child */
+        Q(330, 50, 44, 9),  /* MEMGUARD_TASK=8: no such task */
+        Q(340, 50, 45, 0),  /* not seen, no tag: unknown while two tasks run */
+        Q(400, 1, 46, 1),   /* MEMGUARD_TASK=0 but not our orphan: another run's */
+        Q(410, 400, 47, 0), /*   its child */
+        Q(500, 1, 48, 0),   /* seen, re-parented elsewhere (a nested subreaper died) */
+        Q(600, 601, 49, 0), /* a ppid cycle */
+        Q(601, 600, 50, 0),
+};
+static const pid_t escaped_roots[] = {100, 200};
+
+struct attribute_case {
+	pid_t pid;
+	long want;
+};
+
+static void attribute_orphans(void **state)
+{
+	struct mg_proc_seen seen[] = {
+	        {500, 48, 1}, {300, 30, 0}, {310, 40, 1},
+	        {101, 11, 0}, {999, 1, 0}, /* gone: a stale entry matches nothing */
+	};
+	static const struct attribute_case want[] = {
+	        {1, -1},   {50, -1},  {100, 0},  {101, 0}, {200, 1},  {300, 0},
+	        {301, 0},  {302, 0},  {310, -1}, {320, 1}, {321, 1},  {330, -1},
+	        {340, -1}, {400, -1}, {410, -1}, {500, 1}, {600, -1}, {601, -1},
+	};
+	long got[MG_ARRAY_SIZE(escaped)];
+
+	assert_int_equal(MG_ARRAY_SIZE(want), MG_ARRAY_SIZE(escaped));
+	mg_proc_seen_sort(seen, MG_ARRAY_SIZE(seen));
+	for (size_t i = 1; i < MG_ARRAY_SIZE(seen); i++)
+		assert_true(seen[i - 1].pid < seen[i].pid);
+	memset(got, 0x55, sizeof(got));
+	mg_proc_attribute(escaped, MG_ARRAY_SIZE(escaped), escaped_roots, 2, LAUNCHER, seen,
+	                  MG_ARRAY_SIZE(seen), got);
+	for (size_t i = 0; i < MG_ARRAY_SIZE(escaped); i++) {
+		assert_int_equal(escaped[i].pid, want[i].pid);
+		if (got[i] != want[i].want)
+			print_error("task of %d: %ld; want %ld\n", (int)want[i].pid, got[i], want[i].want);
+		assert_int_equal(got[i], want[i].want);
+	}
+}
+
+/* What today's ppid walk alone gives the same snapshot: every orphan lost. */
+static void attribute_without_memory_is_root_of(void **state)
+{
+	long got[MG_ARRAY_SIZE(escaped)];
+
+	/* No reaper, nothing seen: exactly mg_proc_root_of. */
+	mg_proc_attribute(escaped, MG_ARRAY_SIZE(escaped), escaped_roots, 2, 0, NULL, 0, got);
+	for (size_t i = 0; i < MG_ARRAY_SIZE(escaped); i++)
+		assert_int_equal(got[i], mg_proc_root_of(escaped, MG_ARRAY_SIZE(escaped), escaped_roots, 2,
+		                                         escaped[i].pid));
+	assert_int_equal(got[5], -1); /* 300 */
+}
+
+static void attribute_sole_running_task(void **state)
+{
+	/* Task 1 is done (root 0): an orphan nobody can place is task 0's. */
+	static const pid_t one[] = {100, 0};
+	static const pid_t none[] = {0, 0};
+	long got[MG_ARRAY_SIZE(escaped)];
+
+	mg_proc_attribute(escaped, MG_ARRAY_SIZE(escaped), one, 2, LAUNCHER, NULL, 0, got);
+	assert_int_equal(got[2], 0);   /* 100 */
+	assert_int_equal(got[4], 1);   /* 200: no longer a root, an orphan tagged task 1 */
+	assert_int_equal(got[9], 1);   /* 320: its tag still wins */
+	assert_int_equal(got[11], 0);  /* 330: a bad tag, the only task */
+	assert_int_equal(got[12], 0);  /* 340 */
+	assert_int_equal(got[13], -1); /* 400: not ours */
+	/* Nothing running: no sole task to charge. */
+	mg_proc_attribute(escaped, MG_ARRAY_SIZE(escaped), none, 2, LAUNCHER, NULL, 0, got);
+	assert_int_equal(got[12], -1);
+	assert_int_equal(got[9], 1);
+	/* No processes. */
+	mg_proc_attribute(NULL, 0, one, 2, LAUNCHER, NULL, 0, got);
+}
+
+struct environ_case {
+	const char *block;
+	size_t size;
+	int want_r;
+	uint32_t want;
+};
+
+#define ENV(lit, r, task)                                                                                    \
+	{                                                                                                    \
+		lit, sizeof(lit) - 1, r, task                                                                \
+	}
+
+static void environ_task_table(void **state)
+{
+	static const struct environ_case cases[] = {
+	        ENV("PATH=/bin\0MEMGUARD_TASK=3\0HOME=/\0", 0, 3),
+	        ENV("MEMGUARD_TASK=0\0", 0, 0),
+	        ENV("MEMGUARD_TASK=1023", 0, 1023),                   /* no final NUL: cut at the end */
+	        ENV("A=1\0MEMGUARD_TASK=7\0MEMGUARD_TASK=8\0", 0, 7), /* the first, as getenv */
+	        ENV("MEMGUARD_TASKS=4\0", -ENODATA, 0),
+	        ENV("XMEMGUARD_TASK=4\0", -ENODATA, 0),
+	        ENV("MEMGUARD_TASK=\0", -ENODATA, 0),
+	        ENV("MEMGUARD_TASK=-1\0", -ENODATA, 0),
+	        ENV("MEMGUARD_TASK= 1\0", -ENODATA, 0),
+	        ENV("MEMGUARD_TASK=4294967295\0", -ENODATA, 0),
+	        ENV("MEMGUARD_TASK=99999999999999999999\0", -ENODATA, 0),
+	        ENV("MEMGUARD_NTASKS=2\0", -ENODATA, 0),
+	        ENV("\0\0\0", -ENODATA, 0),
+	        ENV("", -ENODATA, 0),
+	        ENV("MEMGUARD_TASK", -ENODATA, 0),
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		uint32_t task = 4242;
+		int r = mg_proc_environ_task(cases[i].block, cases[i].size, &task);
+		if (r != cases[i].want_r)
+			print_error("case %zu: %d\n", i, r);
+		assert_int_equal(r, cases[i].want_r);
+		assert_int_equal(task, r == 0 ? cases[i].want : 4242);
+	}
+}
+
+static void read_task_tag_fake_proc(void **state)
+{
+	static const char env[] = "HOME=/\0MEMGUARD_TASK=5\0";
+	struct fake_tree t;
+	uint32_t tag = 0;
+
+	ft_new(&t);
+	ft_mkdir(t.fd, "77");
+	ft_mkdir(t.fd, "78");
+	ft_write_bytes(t.fd, "77/environ", env, sizeof(env) - 1);
+	ft_write(t.fd, "78/environ", "HOME=/");
+	assert_int_equal(mg_proc_read_task_tag(t.fd, 77, &tag), 0);
+	assert_int_equal(tag, 6);
+	assert_int_equal(mg_proc_read_task_tag(t.fd, 78, &tag), -ENODATA);
+	assert_int_equal(mg_proc_read_task_tag(t.fd, 79, &tag), -ENOENT);
+	ft_free(&t);
+}
+
 /* An empty scan hands back procs == NULL with a count of 0, and that pair is
  * a valid snapshot for the tree functions. Last in the list: under UBSan
  * (-fno-sanitize-recover) a failure here aborts the program. */
@@ -517,6 +679,11 @@ int main(void)
 	        cmocka_unit_test(tree_rss_root_order_does_not_matter),
 	        cmocka_unit_test(tree_rss_cycles_terminate),
 	        cmocka_unit_test(tree_rss_deep_chain),
+	        cmocka_unit_test(attribute_orphans),
+	        cmocka_unit_test(attribute_without_memory_is_root_of),
+	        cmocka_unit_test(attribute_sole_running_task),
+	        cmocka_unit_test(environ_task_table),
+	        cmocka_unit_test(read_task_tag_fake_proc),
 	        cmocka_unit_test(root_of_empty_scan_result),
 	};
 

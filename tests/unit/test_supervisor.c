@@ -1,5 +1,6 @@
-/* The supervisor's signal handling, in degraded mode (no cgroups): a second
- * terminating signal kills the tasks at once, and their reason says so. */
+/* The supervisor in degraded mode (no cgroups): a second terminating signal
+ * kills the tasks at once, and their reason says so; nothing a task started,
+ * setsid and double-forked or not, outlives the run. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -7,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "fake_tree.h"
 #include "memguard/util.h"
 #include "report.h"
+#include "spawn.h"
 #include "supervisor.h"
 
 /* A child that sends sig to us twice, first after first_ms, then gap_ms later. */
@@ -56,7 +59,7 @@ static void second_sigterm_kills_at_once(void **state)
 	        .ntasks = 2,
 	        .parallel = 2,
 	        .share = 64 << 20,
-	        .procfd = -1,
+	        .procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
 	        .grace_usec = 60 * 1000000ull, /* far longer than the test may take */
 	        .watchdog_interval_usec = 0,
 	};
@@ -82,12 +85,96 @@ static void second_sigterm_kills_at_once(void **state)
 		assert_string_equal(why, "killed by memguard at once on a second SIGTERM");
 		ft_assert_not_contains(why, "grace");
 	}
+	close(cfg.procfd);
+}
+
+/* A task that leaves a process in a session of its own, double-forked so that
+ * no ppid leads back to it, then exits 0. Before, that process (out of the
+ * task's process group) outlived the run. */
+static void escaped_grandchild_dies_with_the_run(void **state)
+{
+	char dir[] = "/tmp/mg-sup-XXXXXX", file[64], buf[32];
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/pid", dir);
+	char script[256];
+	snprintf(script, sizeof(script), "setsid sh -c 'sleep 60 & echo $! >%s.new; mv %s.new %s' </dev/null",
+	         file, file, file);
+	char *command[] = {"/bin/sh", "-c", script, NULL};
+	struct mg_task tasks[1] = {{.index = 0}};
+	struct mg_supervisor_config cfg = {
+	        .command = command,
+	        .tasks = tasks,
+	        .ntasks = 1,
+	        .parallel = 1,
+	        .share = 64 << 20,
+	        .procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+	        .grace_usec = 60 * 1000000ull,
+	        .watchdog_interval_usec = 0,
+	};
+
+	assert_true(cfg.procfd >= 0);
+	assert_int_equal(mg_supervise(&cfg, NULL), 0);
+	close(cfg.procfd);
+	assert_int_equal(tasks[0].state, MG_TASK_DONE);
+	assert_true(WIFEXITED(tasks[0].wait_status));
+	ssize_t n = mg_read_small_at(AT_FDCWD, file, buf, sizeof(buf));
+	unlink(file);
+	rmdir(dir);
+	assert_true(n > 0);
+	pid_t sleeper = (pid_t)atoi(buf);
+	assert_true(sleeper > 1);
+	/* Killed and reaped: no such process any more. */
+	int alive = kill(sleeper, 0) == 0;
+	if (alive)
+		kill(sleeper, SIGKILL);
+	assert_false(alive);
+}
+
+/* A launcher SIGKILLed right after it started a task: the task's main process
+ * dies with it (PR_SET_PDEATHSIG), where before it ran on, re-parented. */
+static void main_process_dies_with_the_launcher(void **state)
+{
+	int fds[2];
+	pid_t task = 0;
+
+	assert_int_equal(pipe(fds), 0);
+	/* So the orphaned task re-parents to us, and we can tell how it ended. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	fflush(NULL);
+	pid_t launcher = fork();
+	assert_true(launcher >= 0);
+	if (launcher == 0) {
+		char *argv[] = {"sleep", "60", NULL};
+		sigset_t none;
+		int exec_errno = 0;
+		pid_t pid;
+		sigemptyset(&none);
+		struct mg_spawn_request req = {.argv = argv, .cgroup_fd = -1, .child_sigmask = &none};
+		if (mg_spawn(&req, &pid, &exec_errno) < 0 || exec_errno)
+			_exit(1);
+		if (write(fds[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
+			_exit(1);
+		raise(SIGKILL);
+		_exit(1);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &task, sizeof(task)), (ssize_t)sizeof(task));
+	close(fds[0]);
+	int status = ft_reap_child(launcher, 5000);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	/* -1: still alive after 5 s (then killed by ft_reap_child). */
+	status = ft_reap_child(task, 5000);
+	assert_int_not_equal(status, -1);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(second_sigterm_kills_at_once),
+	        cmocka_unit_test(escaped_grandchild_dies_with_the_run),
+	        cmocka_unit_test(main_process_dies_with_the_launcher),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
