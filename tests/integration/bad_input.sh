@@ -221,9 +221,9 @@ trim() {
 # fixtures by file name.
 readable() {
 	local -n v=$1
+	v=${v//"$nobody "/(as nobody) } v=${v//"$task"/TASK} v=${v//"$deaf"/TASK-IGNORING-SIGTERM}
 	v=${v//\$M/memguard} v=${v//\$D/memguardd} v=${v//\$P/prologue} v=${v//\$E/epilogue}
 	v=${v//\$W\//} v=${v//\$W/DIR} v=${v//"$W/"/} v=${v//"$W"/DIR} v=${v//"$top/"/}
-	v=${v//"$nobody "/(as nobody) } v=${v//"$task"/TASK} v=${v//"$deaf"/TASK-IGNORING-SIGTERM}
 	v=${v//|/\\|}
 }
 
