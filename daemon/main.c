@@ -439,7 +439,8 @@ int main(int argc, char **argv)
 	int verbose = 0, c, r;
 
 	mg_log_setup("memguardd", MG_LOG_AUTO, LOG_INFO);
-	while ((c = getopt_long(argc, argv, "c:nsvh", opts, NULL)) != -1) {
+	opterr = 0; /* one message of our own, naming the option */
+	while ((c = getopt_long(argc, argv, ":c:nsvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			d.config_path = optarg;
@@ -457,10 +458,21 @@ int main(int argc, char **argv)
 		case 'h':
 			usage();
 			return 0;
+		case ':':
+			log_err("option %s needs an argument", argv[optind - 1]);
+			return 2;
 		default:
-			log_err("unknown option (see memguardd --help)");
+			if (optopt)
+				log_err("unknown option -%c (see memguardd --help)", optopt);
+			else
+				log_err("unknown option %s (see memguardd --help)", argv[optind - 1]);
 			return 2;
 		}
+	}
+	if (optind < argc) {
+		log_err("unexpected argument \"%s\": memguardd takes options only (see memguardd --help)",
+		        argv[optind]);
+		return 2;
 	}
 	const char *proc_path = getenv(MG_PROC_PATH_ENV) ?: MG_PROC_PATH;
 	d.procfd = open(proc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

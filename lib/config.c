@@ -301,7 +301,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		}
 		return 1;
 	}
-	if (known_section(section, strlen(section)))
+	if (!*section)
+		parse_error(st, "key \"%s\" outside any section", name);
+	else if (known_section(section, strlen(section)))
 		parse_error(st, "unknown key \"%s\" in section [%s]", name, section);
 	else
 		parse_error(st, "unknown section [%s]", section);

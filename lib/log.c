@@ -79,6 +79,11 @@ static void log_emit(int level, const char *const *fields, const char *fmt, va_l
 	errno = saved;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (!log_journal) {
+		/* One message, one line: a newline or other control character from
+		 * the input it quotes (a file name, an option's value) becomes '?'. */
+		for (char *p = msg; *p; p++)
+			if ((unsigned char)*p < 0x20 ? *p != '\t' : *p == 0x7f)
+				*p = '?';
 		fprintf(stderr, "%s: %s%s\n", log_ident, level_name(level), msg);
 		errno = saved;
 		return;

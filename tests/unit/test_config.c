@@ -394,7 +394,7 @@ static void unknown_section_and_key(void **state)
 	err[0] = '\0';
 	assert_int_equal(mg_config_parse_string(&c, "reserve = 1G\n", "origin", err, sizeof(err)), -EINVAL);
 	ft_assert_contains(err, "origin:1");
-	ft_assert_contains(err, "unknown section");
+	ft_assert_contains(err, "key \"reserve\" outside any section");
 	assert_config_equal(&c, &d);
 }
 

@@ -1,5 +1,5 @@
 /* log.h on stderr: prefixes, %m, mg_log_errno's return, level filtering,
- * and the JOURNAL_STREAM check of MG_LOG_AUTO. */
+ * one line per message, and the JOURNAL_STREAM check of MG_LOG_AUTO. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -155,6 +155,19 @@ static void long_message_is_truncated(void **state)
 	free(out);
 }
 
+static void quoted_control_characters_keep_one_line(void **state)
+{
+	struct ft_capture c;
+	char *out;
+
+	ft_capture_begin(&c);
+	log_err("invalid task count \"%s\"", "1\n2\r3\0334\x7f"
+	                                     "5\t6");
+	out = ft_capture_end(&c);
+	assert_string_equal(out, "mgtest: error: invalid task count \"1?2?3?4?5\t6\"\n");
+	free(out);
+}
+
 static void auto_target_checks_journal_stream(void **state)
 {
 	struct stat st;
@@ -204,6 +217,7 @@ int main(void)
 	        cmocka_unit_test_setup(log_preserves_errno, setup_stderr_logging),
 	        cmocka_unit_test_setup(log_fields_prints_message_only, setup_stderr_logging),
 	        cmocka_unit_test_setup(long_message_is_truncated, setup_stderr_logging),
+	        cmocka_unit_test_setup(quoted_control_characters_keep_one_line, setup_stderr_logging),
 	        cmocka_unit_test_setup(auto_target_checks_journal_stream, setup_stderr_logging),
 	};
 
