@@ -179,8 +179,7 @@ static void blame_outsider(struct daemon *d, const struct mg_node_state *node, c
 {
 	char f_offender[sizeof(d->outsider_path) + 32], f_current[64];
 
-	if (strcmp(d->blamed, node->outsider.path) == 0 &&
-	    node->now_usec - d->blamed_usec < d->policy.settle_usec)
+	if (!mg_policy_blame_due(&d->policy, d->blamed, d->blamed_usec, node->outsider.path, node->now_usec))
 		return;
 	snprintf(d->blamed, sizeof(d->blamed), "%s", node->outsider.path);
 	d->blamed_usec = node->now_usec;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "memguard/config.h"
 #include "memguard/psi.h"
@@ -100,6 +101,12 @@ static bool outsider_to_blame(const struct mg_policy *p, const struct mg_node_st
 {
 	return p->outside_due && v->share && v->current <= v->share && node->outsider.path &&
 	       node->outsider.current > p->outside_due;
+}
+
+bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,
+                         const char *offender, uint64_t now_usec)
+{
+	return !last || strcmp(last, offender) != 0 || now_usec - last_usec >= p->settle_usec;
 }
 
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,

@@ -115,6 +115,13 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret);
 
+/* Whether to name the outsider of an OUTSIDER verdict now: true for a new
+ * offender (not last, the one named at last_usec, or none yet: last NULL or
+ * "") or once settle_usec has passed since; the journal stays readable
+ * while memory is short for seconds. */
+bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,
+                         const char *offender, uint64_t now_usec);
+
 /* Resolves the [daemon] settings of cfg on a node with mem_total bytes
  * into ret: sizes and percentages into bytes, pressure_full_avg10 0 (off)
  * into UINT32_MAX. Returns 0, or -EINVAL with a one-line reason in err when

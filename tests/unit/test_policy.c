@@ -1018,6 +1018,29 @@ static void decide_outsider_table(void **state)
 	}
 }
 
+static void blame_due_table(void **state)
+{
+	static const struct {
+		const char *last;
+		uint64_t last_usec, now_usec;
+		const char *offender;
+		bool want;
+	} cases[] = {
+	        {NULL, 0, 5 * SEC, "user.slice", true},                 /* none named yet */
+	        {"", 0, 5 * SEC, "user.slice", true},                   /* the same */
+	        {"user.slice", 4 * SEC, 5 * SEC, "user.slice", false},  /* named a second ago */
+	        {"user.slice", 4 * SEC, 5 * SEC, "system.slice", true}, /* another offender */
+	        {"user.slice", 4 * SEC, 14 * SEC - 1, "user.slice", false},
+	        {"user.slice", 4 * SEC, 14 * SEC, "user.slice", true}, /* settle (10 s) has passed */
+	};
+	struct mg_policy p = policy();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(mg_policy_blame_due(&p, cases[i].last, cases[i].last_usec, cases[i].offender,
+		                                     cases[i].now_usec),
+		                 cases[i].want);
+}
+
 static void from_config_defaults(void **state)
 {
 	struct mg_config cfg;
@@ -1193,6 +1216,7 @@ int main(void)
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(poll_interval_table),
 	        cmocka_unit_test(decide_outsider_table),
+	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(from_config_defaults),
 	        cmocka_unit_test(from_config_table),
 	};
