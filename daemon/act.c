@@ -1,3 +1,4 @@
+/* Carrying out a verdict: the fence, the kill, the reason, the kill log. */
 #include "act.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* The budget, each task's share, and the limits a share becomes (pure). */
 #include "budget.h"
 
 #include <errno.h>

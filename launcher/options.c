@@ -1,3 +1,4 @@
+/* The launcher's command line, parsed into struct mg_options. */
 #include "options.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Where the run's cgroups go, and setting them up. */
 #include "placement.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* The summary table on stderr, the JSON report, the exit status. */
 #include "report.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Starting one task inside its cgroup, with its rlimit and environment. */
 #include "spawn.h"
 
 #include <errno.h>

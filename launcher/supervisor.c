@@ -1,3 +1,4 @@
+/* Running the tasks: start, reap, forward signals, grace kill, watchdog. */
 #include "supervisor.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Reading a --tasks file: one task per non-blank line. */
 #include "tasklist.h"
 
 #include <errno.h>
