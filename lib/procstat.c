@@ -105,21 +105,6 @@ static long find_index(const struct mg_proc *procs, size_t nprocs, pid_t pid)
 	return hit ? hit - procs : -1;
 }
 
-long mg_proc_root_of(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots, pid_t pid)
-{
-	/* The bound guards against a cycle in a torn snapshot. */
-	for (size_t hops = 0; pid > 1 && hops < 4096; hops++) {
-		for (size_t r = 0; r < nroots; r++)
-			if (roots[r] == pid)
-				return (long)r;
-		long at = find_index(procs, nprocs, pid);
-		if (at < 0)
-			return -1;
-		pid = procs[at].ppid;
-	}
-	return -1;
-}
-
 void mg_proc_tree_rss(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots,
                       uint64_t *ret_pages)
 {
@@ -176,6 +161,12 @@ static long task_of(const struct mg_proc *procs, size_t nprocs, const pid_t *roo
 		pid = p->ppid;
 	}
 	return -1;
+}
+
+long mg_proc_root_of(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots, pid_t pid)
+{
+	/* By parent pid alone: nothing seen before, no orphans. */
+	return task_of(procs, nprocs, roots, nroots, 0, NULL, 0, -1, pid);
 }
 
 void mg_proc_attribute(const struct mg_proc *procs, size_t nprocs, const pid_t *roots, size_t nroots,
