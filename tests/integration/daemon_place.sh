@@ -58,7 +58,11 @@ as alice job4 env PBS_JOBID=77.srv "$memguard" -n 2 --report "$share/a4.json" --
 	{ cat "$work/a4.err"; fail "alice's Torque-style run failed"; }
 json "$share/a4.json" 'r["where"]' | grep -q '^memguard.jobs/77.srv/run-' ||
 	fail "Torque run not under the job cgroup: $(json "$share/a4.json" 'r["where"]')"
-"$top/packaging/pbs/epilogue" 77.srv alice alice >/dev/null 2>&1 || fail "the epilogue failed"
+# The epilogue's line counts the run: the job cgroup's memory.peak includes the tasks that ran below it.
+"$top/packaging/pbs/epilogue" 77.srv alice alice >"$work/epilogue.out" 2>&1 || fail "the epilogue failed"
+cat "$work/epilogue.out"
+assert_contains "$work/epilogue.out" "memguard: job 77.srv: memory.peak [0-9]" "the epilogue's line"
+[ ! -e "$cgroot/memguard.jobs/77.srv" ] || fail "the epilogue left the job cgroup"
 
 wait_for 10 no_placed_runs || true
 stop_daemon
