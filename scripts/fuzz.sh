@@ -3,7 +3,7 @@
 # build-fuzz/ and runs each in turn, one at a time. Usage:
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   run each for a time (default 60 s)
 #   scripts/fuzz.sh -runs=N [SECONDS] [TARGET...]       run each for N executions (at most SECONDS)
-#   scripts/fuzz.sh --smoke                             2 s each: what the test suite runs
+#   scripts/fuzz.sh --smoke                             1 s each: what the test suite runs
 #   scripts/fuzz.sh --build                             build only
 # TARGET is a name like units or fuzz_units. New inputs go to
 # build-fuzz/corpus/<target>/ (the seeds in tests/fuzz/corpus/ stay untouched),
@@ -19,7 +19,7 @@ build_only=0
 want=()
 for a in "$@"; do
 	case "$a" in
-	--smoke) secs=2 ;;
+	--smoke) secs=1 ;;
 	--build) build_only=1 ;;
 	-runs=[0-9]*) runs=$a ;;
 	[0-9]*) secs=$a ;;
