@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what memguard needs from Debian's archive. Usage: deps.sh build|test
+# Installs what memguard needs from Debian's archive. Usage: deps.sh build|test|fuzz
 set -euo pipefail
 
 build=(build-essential cmake pkg-config libsystemd-dev libinih-dev)
@@ -11,11 +11,14 @@ test=(libcmocka-dev clang-format cppcheck qemu-system-x86 busybox-static cpio py
 # root, so it runs what is installed here. Its daemons must never run on the host itself.
 slurm=(slurmd slurmctld slurm-client munge dbus)
 daemons=(slurmd slurmctld munged)
+# scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes.
+fuzz=(clang libclang-rt-14-dev)
 
 case "${1:-}" in
 build) want=("${build[@]}") ;;
 test) want=("${build[@]}" "${test[@]}" "${slurm[@]}") ;;
-*) echo "usage: $0 build|test" >&2; exit 2 ;;
+fuzz) want=("${build[@]}" "${fuzz[@]}") ;;
+*) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -2,7 +2,7 @@
 # The whole test suite: installs the test dependencies, then
 #   1. a strict build (-Werror) and the cmocka unit tests,
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer,
-#   3. clang-format and cppcheck over the sources,
+#   3. clang-format and cppcheck over the sources, then a short run of every fuzz target,
 #   4. the integration tests in a throwaway VM with a real cgroup v2 kernel, then the systemd unit
 #      and memguard under a real Slurm in a VM with systemd as PID 1,
 #   5. the benchmark smoke run, so the benchmark cannot rot.
@@ -35,6 +35,9 @@ clang-format --dry-run --Werror $sources
 # false leaks; LeakSanitizer in the ASan step checks leaks for real.
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	--suppress=missingIncludeSystem --suppress=memleak -Iinclude -Ilauncher -Idaemon lib launcher daemon
+
+step "fuzz smoke run: every parser's libFuzzer target for 1 s (the long runs: docs/fuzzing.md)"
+scripts/fuzz.sh --smoke
 
 step "Torque/PBS prologue and epilogue against a fake cgroup tree"
 packaging/pbs/test-hooks.sh
