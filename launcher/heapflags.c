@@ -137,31 +137,12 @@ static bool parse_jvm_size(const char *s, size_t len, uint64_t *ret)
 {
 	uint64_t v = 0, factor = 1;
 
-	if (len > 0) {
-		switch (s[len - 1]) {
-		case 'k':
-		case 'K':
-			factor = UINT64_C(1) << 10;
-			len--;
-			break;
-		case 'm':
-		case 'M':
-			factor = UINT64_C(1) << 20;
-			len--;
-			break;
-		case 'g':
-		case 'G':
-			factor = UINT64_C(1) << 30;
-			len--;
-			break;
-		case 't':
-		case 'T':
-			factor = UINT64_C(1) << 40;
-			len--;
-			break;
-		default:
-			break;
-		}
+	/* k, m, g, t: 2^10, 2^20, 2^30, 2^40, either case. */
+	static const char units[] = "kmgt";
+	const char *u = len > 0 && s[len - 1] ? strchr(units, s[len - 1] | 0x20) : NULL;
+	if (u) {
+		factor = UINT64_C(1) << (10 * (u - units + 1));
+		len--;
 	}
 	if (len == 0)
 		return false;
