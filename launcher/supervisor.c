@@ -19,6 +19,11 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "spawn.h"
+#include "watcher.h"
+
+/* How long a SIGKILLed launcher's watcher gives the run's processes after
+ * SIGTERM before SIGKILL: the grace period, at most this. */
+#define WATCHER_DELAY_MAX_USEC (5 * 1000000ull)
 
 /* After a task's main process exits, how long its leftovers may take to die. */
 #define DRAIN_TIMEOUT_USEC (5 * 1000000ull)
@@ -42,6 +47,10 @@ struct supervisor {
 	 * that one double-forked out of it (re-parented to us) stays the task's. */
 	struct mg_proc_seen *seen;
 	size_t nseen;
+	/* Degraded mode: MEMGUARD_RUN of every task, and the watcher that kills
+	 * them by it should we be SIGKILLed. */
+	char run_token[64];
+	struct mg_watcher watcher;
 };
 
 static bool terminating(int sig)
@@ -109,7 +118,7 @@ static const char *task_cgroup_name(const struct mg_task *t, char buf[static 32]
 static int start_task(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
-	struct mg_env_setting env[MG_HEAP_SETTINGS_MAX + 3];
+	struct mg_env_setting env[MG_HEAP_SETTINGS_MAX + 4];
 	char name[32];
 	size_t nenv = 0;
 	char **argv = NULL;
@@ -131,6 +140,10 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 		env[nenv++] = cfg->heap_env[i];
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_TASK"};
 	snprintf(env[nenv++].value, sizeof(env[0].value), "%u", t->index);
+	if (s->run_token[0]) {
+		env[nenv] = (struct mg_env_setting){.name = MG_RUN_ENV};
+		snprintf(env[nenv++].value, sizeof(env[0].value), "%s", s->run_token);
+	}
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_NTASKS"};
 	snprintf(env[nenv++].value, sizeof(env[0].value), "%zu", cfg->ntasks);
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_MEM_BYTES"};
@@ -227,11 +240,14 @@ static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **r
 			procs[i].task_tag = 0; /* not readable, or cleared: nothing to go by */
 	}
 	mg_proc_attribute(procs, (size_t)n, roots, cfg->ntasks, s->self, s->seen, s->nseen, task);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		if (procs[i].pid == s->watcher.pid)
+			task[i] = -1; /* our own child, of no task */
 		if (task[i] >= 0)
 			seen[nseen++] = (struct mg_proc_seen){.pid = procs[i].pid,
 			                                      .start_time = procs[i].start_time,
 			                                      .task = (uint32_t)task[i]};
+	}
 	mg_proc_seen_sort(seen, nseen);
 	free(s->seen);
 	s->seen = TAKE_PTR(seen);
@@ -357,6 +373,13 @@ static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, v
 
 	/* As a subreaper we also reap the tasks' orphans; they match no task. */
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == s->watcher.pid) {
+			/* Reaped: its pid may be a task's process next. */
+			s->watcher.pid = -1;
+			log_warn("the watcher ended early; if memguard is SIGKILLed, the tasks' children "
+			         "live on");
+			continue;
+		}
 		for (size_t i = 0; i < s->cfg->ntasks; i++) {
 			struct mg_task *t = &s->cfg->tasks[i];
 			if (t->pid == pid && t->state == MG_TASK_RUNNING) {
@@ -478,7 +501,7 @@ static int kill_leftovers(const struct supervisor *s)
 		if (n < 0)
 			return n;
 		for (int k = 0; k < n; k++) {
-			if (procs[k].pid == s->self ||
+			if (procs[k].pid == s->self || procs[k].pid == s->watcher.pid ||
 			    mg_proc_root_of(procs, (size_t)n, self, 1, procs[k].pid) != 0)
 				continue;
 			if (procs[k].state != 'Z' && kill(procs[k].pid, SIGKILL) == 0) {
@@ -497,9 +520,28 @@ static int kill_leftovers(const struct supervisor *s)
 	return total;
 }
 
+/* Degraded mode: no cgroup outlives us to kill the tasks' other processes
+ * as a unit, so a watcher does it, finding them by the run's token. Without
+ * it the run goes on as before; say so. */
+static void start_watcher(struct supervisor *s)
+{
+	uint64_t delay =
+	        s->cfg->grace_usec < WATCHER_DELAY_MAX_USEC ? s->cfg->grace_usec : WATCHER_DELAY_MAX_USEC;
+	int r = mg_watcher_token(s->cfg->procfd, s->self, s->run_token, sizeof(s->run_token));
+
+	if (r >= 0)
+		r = mg_watcher_start(s->cfg->procfd, s->run_token, delay, &s->watcher);
+	if (r < 0)
+		mg_log_errno(LOG_WARNING, r,
+		             "start the watcher: %m; if memguard is SIGKILLed, the tasks' children live on");
+}
+
 int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal)
 {
-	struct supervisor s = {.cfg = cfg, .page_size = (uint64_t)sysconf(_SC_PAGESIZE), .self = getpid()};
+	struct supervisor s = {.cfg = cfg,
+	                       .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
+	                       .self = getpid(),
+	                       .watcher = {.pid = -1, .fd = -1}};
 	sigset_t mask, old;
 	int r;
 
@@ -527,6 +569,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		cfg->tasks[i].cgfd = -1;
 	if (!cfg->placement && cfg->watchdog_interval_usec)
 		arm(&s, &s.watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
+	if (!cfg->placement)
+		start_watcher(&s);
 
 	start_more(&s);
 	if (s.done < cfg->ntasks || s.running > 0)
@@ -541,6 +585,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		log_notice("killed %d process%s the tasks left behind", left, left == 1 ? "" : "es");
 	else if (left < 0)
 		mg_log_errno(LOG_WARNING, left, "kill what the tasks left behind: scan processes: %m");
+	/* Only now: had we died while killing the leftovers, it would have. */
+	mg_watcher_stop(&s.watcher);
 	free(s.seen);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (ret_signal)

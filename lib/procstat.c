@@ -186,27 +186,49 @@ void mg_proc_attribute(const struct mg_proc *procs, size_t nprocs, const pid_t *
 		ret_task[i] = task_of(procs, nprocs, roots, nroots, reaper, seen, nseen, sole, procs[i].pid);
 }
 
-int mg_proc_environ_task(const char *block, size_t size, uint32_t *ret_task)
+int mg_proc_environ_find(const char *block, size_t size, const char *name, const char **ret_value,
+                         size_t *ret_len)
 {
-	static const char key[] = "MEMGUARD_TASK=";
 	const char *end = block + size;
+	size_t nlen = strlen(name);
 
 	for (const char *p = block; p < end;) {
 		const char *nul = memchr(p, '\0', (size_t)(end - p));
 		size_t len = nul ? (size_t)(nul - p) : (size_t)(end - p);
-		if (len > sizeof(key) - 1 && len < sizeof(key) + 10 && memcmp(p, key, sizeof(key) - 1) == 0) {
-			char value[16];
-			uint64_t v;
-			memcpy(value, p + sizeof(key) - 1, len - (sizeof(key) - 1));
-			value[len - (sizeof(key) - 1)] = '\0';
-			if (mg_parse_u64(value, &v) < 0 || v >= UINT32_MAX)
-				return -ENODATA;
-			*ret_task = (uint32_t)v;
+		if (len > nlen && p[nlen] == '=' && memcmp(p, name, nlen) == 0) {
+			*ret_value = p + nlen + 1;
+			*ret_len = len - nlen - 1;
 			return 0;
 		}
 		p += len + 1;
 	}
 	return -ENODATA;
+}
+
+bool mg_proc_environ_has(const char *block, size_t size, const char *name, const char *value)
+{
+	const char *v;
+	size_t len;
+
+	return mg_proc_environ_find(block, size, name, &v, &len) == 0 && len == strlen(value) &&
+	       memcmp(v, value, len) == 0;
+}
+
+int mg_proc_environ_task(const char *block, size_t size, uint32_t *ret_task)
+{
+	const char *v;
+	size_t len;
+	char value[16];
+	uint64_t n;
+
+	if (mg_proc_environ_find(block, size, "MEMGUARD_TASK", &v, &len) < 0 || len >= sizeof(value) - 5)
+		return -ENODATA;
+	memcpy(value, v, len);
+	value[len] = '\0';
+	if (mg_parse_u64(value, &n) < 0 || n >= UINT32_MAX)
+		return -ENODATA;
+	*ret_task = (uint32_t)n;
+	return 0;
 }
 
 int mg_proc_stat_start_time_parse(const char *text, uint64_t *ret)
@@ -239,15 +261,21 @@ int mg_proc_start_time(int procfd, pid_t pid, uint64_t *ret)
 	return mg_proc_stat_start_time_parse(buf, ret);
 }
 
+ssize_t mg_proc_read_environ(int procfd, pid_t pid, char **ret_block)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%d/environ", (int)pid);
+	return mg_read_file_at(procfd, name, ret_block);
+}
+
 int mg_proc_read_task_tag(int procfd, pid_t pid, uint32_t *ret_tag)
 {
 	_cleanup_free_ char *block = NULL;
-	char name[32];
 	uint32_t task;
 	ssize_t n;
 
-	snprintf(name, sizeof(name), "%d/environ", (int)pid);
-	if ((n = mg_read_file_at(procfd, name, &block)) < 0)
+	if ((n = mg_proc_read_environ(procfd, pid, &block)) < 0)
 		return (int)n;
 	int r = mg_proc_environ_task(block, (size_t)n, &task);
 	if (r < 0)

@@ -2,6 +2,7 @@
  * guards tasks when no cgroup can. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -58,6 +59,15 @@ void mg_proc_attribute(const struct mg_proc *procs, size_t nprocs, const pid_t *
 void mg_proc_seen_sort(struct mg_proc_seen *seen, size_t nseen);
 const struct mg_proc_seen *mg_proc_seen_find(const struct mg_proc_seen *seen, size_t nseen, pid_t pid);
 
+/* Finds the first NAME=value in a NUL-separated environ block of size bytes
+ * (as getenv; the last entry may lack its NUL): 0 with the value and its
+ * length (not NUL-terminated), -ENODATA when absent. Pure. */
+int mg_proc_environ_find(const char *block, size_t size, const char *name, const char **ret_value,
+                         size_t *ret_len);
+
+/* Whether the block's NAME is exactly value (not a prefix of it). Pure. */
+bool mg_proc_environ_has(const char *block, size_t size, const char *name, const char *value);
+
 /* Parses the value of MEMGUARD_TASK out of a NUL-separated environ block of
  * size bytes: 0 with the index, -ENODATA when absent or not a number. */
 int mg_proc_environ_task(const char *block, size_t size, uint32_t *ret_task);
@@ -68,6 +78,10 @@ int mg_proc_stat_start_time_parse(const char *text, uint64_t *ret);
 
 /* Reads <procfd>/<pid>/stat and parses its start time. */
 int mg_proc_start_time(int procfd, pid_t pid, uint64_t *ret);
+
+/* Reads <procfd>/<pid>/environ into *ret_block (heap, NUL-terminated):
+ * returns its size, or -errno (-EACCES for another user's process). */
+ssize_t mg_proc_read_environ(int procfd, pid_t pid, char **ret_block);
 
 /* Reads <procfd>/<pid>/environ into ret_tag as a task_tag (1 + MEMGUARD_TASK).
  * -ENODATA without one; -EACCES for another user's process. */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # memguard itself SIGKILLed (the OOM killer, a batch system's hard kill, a
 # user's kill -9): the tasks' main processes die with it within a bounded
-# time, on cgroup v2 (root, no memguardd) and in degraded mode; the run's
+# time, on cgroup v2 (root, no memguardd) and in degraded mode, where a
+# watcher process kills their children and orphans too; the run's
 # cgroup it could not remove is killed and removed by the next run. Before,
 # the tasks ran on and run-<pid> stayed forever. (A run placed by memguardd
 # is cleaned by memguardd: daemon_place.sh.)
@@ -22,13 +23,17 @@ alive() {
 	[[ $stat != *") Z "* ]]
 }
 
-# Each task: a child that sleeps (a descendant), and the main process, which
-# records both pids and then sleeps too.
+# Each task: a child that sleeps (a descendant), a grandchild that left by
+# setsid and a double fork (an orphan), and the main process, which records
+# the pids and then sleeps too.
 cat >"$work/task.sh" <<SCRIPT
 #!/bin/sh
 sleep 300 &
 echo \$! >$work/pid.child.\$MEMGUARD_TASK.new
 mv $work/pid.child.\$MEMGUARD_TASK.new $work/pid.child.\$MEMGUARD_TASK
+setsid sh -c 'sleep 300 & echo \$! >$work/pid.orphan.\$MEMGUARD_TASK.new' &
+wait \$!
+mv $work/pid.orphan.\$MEMGUARD_TASK.new $work/pid.orphan.\$MEMGUARD_TASK
 echo \$\$ >$work/pid.main.\$MEMGUARD_TASK.new
 mv $work/pid.main.\$MEMGUARD_TASK.new $work/pid.main.\$MEMGUARD_TASK
 exec sleep 300
@@ -96,9 +101,17 @@ assert_eq "$status" 143 "the live run, untouched until now"
 assert_no_leftover
 
 # 2. Degraded mode: no cgroup to kill as a unit, no run for the next launcher.
-start_and_kill --no-cgroups --rlimit-as off
+# memguard's watcher kills every process of the run (MEMGUARD_RUN in its
+# environment) once the launcher is gone: within the grace period and a scan.
+start_and_kill --no-cgroups --rlimit-as off --grace 2s
 child0=$(cat "$work/pid.child.0")
-if alive "$child0"; then
-	note "degraded: task 0's child $child0 lives on (documented in docs/launcher.md)"
-	kill -KILL "$child0"
-fi
+orphan0=$(cat "$work/pid.orphan.0")
+start=$(date +%s%N)
+while alive "$child0" || alive "$orphan0"; do
+	[ $(($(date +%s%N) - start)) -lt 15000000000 ] || break
+	sleep 0.1
+done
+ms=$((($(date +%s%N) - start) / 1000000))
+alive "$child0" && fail "degraded: task 0's child $child0 outlived memguard ($ms ms)"
+alive "$orphan0" && fail "degraded: task 0's double-forked orphan $orphan0 outlived memguard ($ms ms)"
+note "degraded: task 0's child and orphan gone $ms ms after the main processes"

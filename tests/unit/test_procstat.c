@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -622,6 +623,60 @@ static void environ_task_table(void **state)
 	}
 }
 
+struct has_case {
+	const char *block;
+	size_t size;
+	bool want;
+};
+
+#define HAS(lit, want)                                                                                       \
+	{                                                                                                    \
+		lit, sizeof(lit) - 1, want                                                                   \
+	}
+
+/* Only the exact value counts: the watcher of a SIGKILLed launcher kills by
+ * it, so a prefix, a longer value or another run's must not match. */
+static void environ_has_table(void **state)
+{
+	static const struct has_case cases[] = {
+	        HAS("PATH=/bin\0MEMGUARD_RUN=42-1000\0HOME=/\0", true),
+	        HAS("MEMGUARD_RUN=42-1000", true),                      /* no final NUL */
+	        HAS("MEMGUARD_RUN=42-1000\0MEMGUARD_RUN=7-1\0", true),  /* the first, as getenv */
+	        HAS("MEMGUARD_RUN=7-1\0MEMGUARD_RUN=42-1000\0", false), /* not the one getenv sees */
+	        HAS("MEMGUARD_RUN=42-10000\0", false),                  /* longer */
+	        HAS("MEMGUARD_RUN=42-100\0", false),                    /* a prefix */
+	        HAS("MEMGUARD_RUN=42-1000 \0", false),
+	        HAS("MEMGUARD_RUN=\0", false),
+	        HAS("MEMGUARD_RUNS=42-1000\0", false),
+	        HAS("XMEMGUARD_RUN=42-1000\0", false),
+	        HAS("A=MEMGUARD_RUN=42-1000\0", false),
+	        HAS("MEMGUARD_RUN\0", false),
+	        HAS("\0\0", false),
+	        HAS("", false),
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		bool got = mg_proc_environ_has(cases[i].block, cases[i].size, "MEMGUARD_RUN", "42-1000");
+		if (got != cases[i].want)
+			print_error("case %zu: %d\n", i, got);
+		assert_true(got == cases[i].want);
+	}
+}
+
+static void environ_find_value(void **state)
+{
+	static const char block[] = "A=1\0B=\0C=x=y\0";
+	const char *v = NULL;
+	size_t len = 99;
+
+	assert_int_equal(mg_proc_environ_find(block, sizeof(block) - 1, "C", &v, &len), 0);
+	assert_int_equal(len, 3);
+	assert_memory_equal(v, "x=y", 3);
+	assert_int_equal(mg_proc_environ_find(block, sizeof(block) - 1, "B", &v, &len), 0);
+	assert_int_equal(len, 0);
+	assert_int_equal(mg_proc_environ_find(block, sizeof(block) - 1, "D", &v, &len), -ENODATA);
+}
+
 static void read_task_tag_fake_proc(void **state)
 {
 	static const char env[] = "HOME=/\0MEMGUARD_TASK=5\0";
@@ -683,6 +738,8 @@ int main(void)
 	        cmocka_unit_test(attribute_without_memory_is_root_of),
 	        cmocka_unit_test(attribute_sole_running_task),
 	        cmocka_unit_test(environ_task_table),
+	        cmocka_unit_test(environ_has_table),
+	        cmocka_unit_test(environ_find_value),
 	        cmocka_unit_test(read_task_tag_fake_proc),
 	        cmocka_unit_test(root_of_empty_scan_result),
 	};
