@@ -8,21 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # Whatever a failed run leaves behind must not outlive the test.
-cleanup() {
-	local f
-	for f in "$work"/pid.*; do
-		[ -s "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-# alive PID: the process exists and is not a zombie (no fork: TCG is slow).
-alive() {
-	local stat
-	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
-	[[ $stat != *") Z "* ]]
-}
+trap kill_recorded EXIT
 
 # The hog's shell exits at once, so the hog is re-parented to memguard (a
 # subreaper) before the watchdog's first look: it is found by MEMGUARD_TASK.

@@ -8,20 +8,8 @@
 # is cleaned by memguardd: daemon_place.sh.)
 . "$(dirname "$0")/lib.sh"
 
-cleanup() {
-	local f
-	for f in "$work"/pid.*; do
-		[ -s "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-alive() {
-	local stat
-	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
-	[[ $stat != *") Z "* ]]
-}
+# Whatever a failed run leaves behind must not outlive the test.
+trap kill_recorded EXIT
 
 # Each task: a child that sleeps (a descendant), a grandchild that left by
 # setsid and a double fork (an orphan), and the main process, which records

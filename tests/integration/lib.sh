@@ -38,4 +38,22 @@ assert_no_leftover() {
 	assert_eq "$left" 0 "leftover run cgroups under $cgroot/memguard"
 }
 
+
+# kill_recorded: SIGKILLs every pid a test recorded in $work/pid.*, so what a
+# failed run leaves behind does not outlive the test; then removes $work.
+kill_recorded() {
+	local f
+	for f in "$work"/pid.*; do
+		[ -s "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null || true
+	done
+	rm -rf "$work"
+}
+
+# alive PID: the process exists and is not a zombie (no fork: TCG is slow).
+alive() {
+	local stat
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	[[ $stat != *") Z "* ]]
+}
+
 require_cgroup2
