@@ -347,7 +347,7 @@ static int write_pidfile(void)
 	/* systemd's RuntimeDirectory= makes it; without systemd we do. */
 	*strrchr(dir, '/') = '\0';
 	(void)mkdir(dir, 0755);
-	int fd = open(MG_DAEMON_PIDFILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	int fd = open(MG_DAEMON_PIDFILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 
 	if (fd < 0) {
 		log_debug("write %s: %s", MG_DAEMON_PIDFILE, strerror(errno));
