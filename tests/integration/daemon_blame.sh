@@ -7,15 +7,17 @@ enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
 start_daemon
-trap 'stop_daemon; kill "$hog" "$run" 2>/dev/null || true; rmdir "$cgroot/outside" 2>/dev/null || true; rm -rf "$work"' EXIT
+hog='' run=''
+trap 'stop_daemon; kill $hog $run 2>/dev/null || true; rmdir "$cgroot/outside" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # Two tasks at about a third of their 160 MiB shares, elastic as with a daemon. They hold until the test
 # ends them: a slow guest must not let them finish before the hog makes memory short.
 "$memguard" -n 2 --elastic --mem 320M --report "$work/r.json" -- "$memhog" -H 600000 56 2>"$work/err" &
 run=$!
-guarded() { [ "$(grep -c 'guarding cgroup memguard/run-.*/task-[01]' "$work/daemon.log")" -ge 2 ]; }
-for _ in $(seq 200); do guarded && break; sleep 0.1; done
-guarded || { cat "$work/err" "$work/daemon.log"; fail "the two tasks were not guarded within 20 s"; }
+# Both tasks running in their cgroups (memguardd rescans the guard list when memory is short).
+running() { [ "$(cat "$cgroot"/memguard/run-"$run"/task-[01]/cgroup.procs 2>/dev/null | wc -l)" -ge 2 ]; }
+for _ in $(seq 300); do running && break; sleep 0.1; done
+running || { cat "$work/err" "$work/daemon.log"; fail "the two tasks did not start within 30 s"; }
 # An unguarded hog, capped below the node so the guest survives it, takes what is left; its own
 # memory.max stops it (the kernel's OOM kill inside its cgroup) or its hold ends.
 mkdir "$cgroot/outside"
@@ -26,7 +28,7 @@ wait "$hog" || true
 
 # The tasks lived through it, untouched; then they end as told.
 for t in 0 1; do
-	[ -n "$(cat "$cgroot"/memguard/run-*/task-$t/cgroup.procs 2>/dev/null)" ] ||
+	[ -n "$(cat "$cgroot"/memguard/run-"$run"/task-$t/cgroup.procs 2>/dev/null)" ] ||
 		{ sed 's/^/    /' "$work/daemon.log"; fail "task $t within its share did not live through the hog"; }
 done
 [ ! -s "$work/kills.jsonl" ] || fail "memguardd killed: $(cat "$work/kills.jsonl")"
