@@ -214,7 +214,9 @@ submit_as_root() { # SCRIPT ARGS...: sbatch as root, from /root
 }
 scancel_job "$slurm_user" "$home/r3.json" slurm_submit "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
 	--export=ALL,REPORT="$home/r3.json"
-! pgrep -u "$uid" >/dev/null || slurm_fail "processes of $slurm_user outlived job 3: $(pgrep -a -u "$uid")"
+# Nothing of the run (a user's systemd --user from runuser may linger: it is not the job's).
+! pgrep -u "$uid" -x 'memguard|memhog' >/dev/null ||
+	slurm_fail "processes of $slurm_user's run outlived job 3: $(pgrep -a -u "$uid" -x 'memguard|memhog')"
 
 # ---- 4. the same for root ----------------------------------------------------------------------
 scancel_job root /root/r4.json submit_as_root "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
