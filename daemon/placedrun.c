@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
@@ -58,11 +57,6 @@ struct mg_runs {
 	unsigned seq;
 	struct run *run[MAX_RUNS];
 };
-
-static int pidfd_signal(int pidfd, int sig)
-{
-	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
-}
 
 const char *mg_runs_backend(const struct mg_runs *runs)
 {
@@ -192,7 +186,7 @@ static int on_tether(sd_event_source *src, const struct inotify_event *ev, void 
 	if (run->pidfd < 0)
 		return 0;
 	log_notice("placed run %s: cgroup %s ended; telling its launcher (SIGTERM)", run->path, run->tether);
-	int r = pidfd_signal(run->pidfd, SIGTERM);
+	int r = mg_pidfd_signal(run->pidfd, SIGTERM);
 	if (r < 0 && r != -ESRCH)
 		mg_log_errno(LOG_ERR, r, "signal the launcher of placed run %s: %m", run->path);
 	if (arm(run, 2 * run->runs->grace_usec, on_grace_over) < 0)
@@ -266,7 +260,7 @@ static int finish(struct run *run)
 	if ((r = mg_cg_move_pid(leaf, run->pid)) < 0)
 		return r;
 	/* Still the process we pinned: a pid recycled meanwhile would have moved a stranger. */
-	if ((r = pidfd_signal(run->pidfd, 0)) < 0)
+	if ((r = mg_pidfd_signal(run->pidfd, 0)) < 0)
 		return r;
 	if ((r = mg_cg_enable_controllers(cg, run->path, CONTROLLERS, err, sizeof(err))) < 0) {
 		log_err("placed run %s: %s", run->path, err);
@@ -457,7 +451,7 @@ static int adopt(int fd, const char *name, void *userdata)
 	run->uid = st.st_uid;
 	if (mg_contract_get_launcher(fd, &pid, &run->start) == 0) {
 		run->pid = pid;
-		run->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		run->pidfd = mg_pidfd_open(pid);
 		/* The same process only if it started when the launcher did. */
 		if (run->pidfd >= 0 &&
 		    (mg_proc_start_time(as->runs->procfd, pid, &now_start) < 0 || now_start != run->start)) {

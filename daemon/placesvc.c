@@ -14,7 +14,6 @@
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/xattr.h>
 #include <systemd/sd-daemon.h>
@@ -70,18 +69,6 @@ struct mg_placesvc {
 	struct mg_runs *runs;
 };
 
-static int pidfd_open(pid_t pid)
-{
-	long fd = syscall(SYS_pidfd_open, pid, 0);
-
-	return fd < 0 ? -errno : (int)fd;
-}
-
-static int pidfd_signal(int pidfd, int sig)
-{
-	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
-}
-
 /* The real and effective uid of pid, from /proc/<pid>/status. */
 static int proc_uids(int procfd, pid_t pid, uid_t *ret_real, uid_t *ret_effective)
 {
@@ -106,7 +93,7 @@ static int proc_uids(int procfd, pid_t pid, uid_t *ret_real, uid_t *ret_effectiv
  * by another user's process is refused. */
 static int pin_peer(struct mg_placesvc *s, const struct ucred *cred, uint64_t *ret_start)
 {
-	_cleanup_close_ int pidfd = pidfd_open(cred->pid);
+	_cleanup_close_ int pidfd = mg_pidfd_open(cred->pid);
 	uid_t real = 0, eff = 0;
 	int r;
 
@@ -118,7 +105,7 @@ static int pin_peer(struct mg_placesvc *s, const struct ucred *cred, uint64_t *r
 	if (real != cred->uid || eff != cred->uid)
 		return -EPERM;
 	/* Alive now, so what we read was this process's. */
-	if ((r = pidfd_signal(pidfd, 0)) < 0)
+	if ((r = mg_pidfd_signal(pidfd, 0)) < 0)
 		return r;
 	return TAKE_FD(pidfd);
 }

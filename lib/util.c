@@ -2,6 +2,7 @@
 #include "memguard/util.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
@@ -163,4 +164,16 @@ uint64_t mg_now_usec(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int mg_pidfd_open(pid_t pid)
+{
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int mg_pidfd_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
 }

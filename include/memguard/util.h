@@ -70,6 +70,11 @@ int mg_parse_u64(const char *s, uint64_t *ret_value);
 /* Monotonic clock in microseconds. */
 uint64_t mg_now_usec(void);
 
+/* pidfd_open(2) and pidfd_send_signal(2), which glibc 2.36 does not wrap:
+ * the fd, or 0 for the signal, else -errno. */
+int mg_pidfd_open(pid_t pid);
+int mg_pidfd_signal(int pidfd, int sig);
+
 /* Reads a whole file by path (config files, task lists). */
 ssize_t mg_read_file(const char *path, char **ret_text);
 
