@@ -163,8 +163,10 @@ static int on_launcher_exit(sd_event_source *src, int fd, uint32_t revents, void
 	if (run->pidfd >= 0)
 		close(run->pidfd);
 	run->pidfd = -1;
-	if (populated <= 0)
+	if (populated <= 0) {
+		log_info("placed run %s: its launcher is gone; nothing is left", run->path);
 		return run_remove(run), 0;
+	}
 	log_notice("placed run %s: its launcher is gone; what is left is killed in %" PRIu64 " s", run->path,
 	           run->runs->grace_usec / 1000000);
 	if (arm(run, run->runs->grace_usec, on_grace_over) < 0)
