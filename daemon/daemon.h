@@ -29,9 +29,11 @@ struct watched {
 	int trigger_fd;
 	sd_event_source *src;
 	bool seen;
-	bool throttled;   /* its memory.high is lowered: undo when memory is back */
-	bool pushed;      /* its PSI trigger fired since: it stalls against that limit */
-	bool kill_failed; /* a kill failed: pass it over, so the next worst can go */
+	bool throttled;             /* its memory.high is lowered: undo when memory is back */
+	bool pushed;                /* its PSI trigger fired since: it stalls against that limit */
+	bool kill_failed;           /* a kill failed: pass it over, so the next worst can go */
+	int fence_wd;               /* inotify watch on its memory.events while fenced, else -1 */
+	uint64_t fence_high_events; /* memory.events "high" when the fence was set */
 };
 
 struct daemon {
@@ -44,6 +46,8 @@ struct daemon {
 	sd_event *event;
 	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
 	int inotify_fd;
+	int fence_fd; /* inotify on the fenced cgroups' memory.events */
+	sd_event_source *fence_src;
 	int node_trigger_fd;
 	struct watched *w; /* grown by watch_slot() */
 	size_t nw, w_cap;
@@ -71,3 +75,10 @@ void guards_rescan(struct daemon *d);
 void guards_watch_parents(struct daemon *d);
 int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata);
 int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata);
+
+/* A fenced cgroup's memory.events is watched: when the fence throttles what
+ * reclaim cannot give back, it is marked pushed and the daemon decides at
+ * once (mg_policy_fence_pushed). */
+void guards_watch_fence(struct daemon *d, struct watched *w);
+void guards_unwatch_fence(struct daemon *d, struct watched *w);
+int guards_on_fence_event(sd_event_source *src, int fd, uint32_t revents, void *userdata);

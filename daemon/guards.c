@@ -2,6 +2,7 @@
  * inotify, each with a PSI trigger of its own. */
 #include <errno.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "memguard/event.h"
 #include "memguard/log.h"
 #include "memguard/psi.h"
+#include "memguard/units.h"
 #include "memguard/util.h"
 
 void guards_unwatch(struct watched *w)
@@ -132,11 +134,13 @@ void guards_rescan(struct daemon *d)
 				log_warn("guard: no memory for cgroup %s: not guarded", path);
 				continue;
 			}
-			*w = (struct watched){.trigger_fd = -1};
+			*w = (struct watched){.trigger_fd = -1, .fence_wd = -1};
 			snprintf(w->e.path, sizeof(w->e.path), "%s", path);
 			/* A previous daemon may have fenced it. */
 			w->throttled = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
 			guards_arm_trigger(d, w);
+			if (w->throttled)
+				guards_watch_fence(d, w);
 		}
 		d->w[i].seen = mg_scope_read(d->mountfd, &d->w[i].e, now) == 0;
 	}
@@ -149,6 +153,7 @@ void guards_rescan(struct daemon *d)
 			kept++;
 		} else {
 			guards_unwatch(&d->w[i]);
+			guards_unwatch_fence(d, &d->w[i]);
 		}
 	}
 	d->nw = kept;
@@ -212,4 +217,71 @@ int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
 	if (r < 0)
 		mg_log_errno(LOG_ERR, r, "arm the rescan timer: %m");
 	return 0;
+}
+
+void guards_watch_fence(struct daemon *d, struct watched *w)
+{
+	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+	struct mg_memory_events ev = {0};
+	char file[sizeof(d->mount) + sizeof(w->e.path) + 32];
+
+	if (w->fence_wd >= 0 || cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0)
+		return;
+	snprintf(file, sizeof(file), "%s/%s/memory.events", d->mount, w->e.path);
+	w->fence_high_events = ev.high;
+	w->fence_wd = inotify_add_watch(d->fence_fd, file, IN_MODIFY);
+	if (w->fence_wd < 0)
+		mg_log_errno(LOG_WARNING, -errno, "watch %s: %m; the fence is judged by its PSI trigger only",
+		             file);
+}
+
+void guards_unwatch_fence(struct daemon *d, struct watched *w)
+{
+	if (w->fence_wd >= 0)
+		(void)inotify_rm_watch(d->fence_fd, w->fence_wd);
+	w->fence_wd = -1;
+}
+
+/* Reads what mg_policy_fence_pushed needs; false when the cgroup is gone. */
+static bool probe_fence(struct daemon *d, const struct watched *w, struct mg_fence_probe *ret)
+{
+	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+	struct mg_memory_events ev = {0};
+
+	*ret = (struct mg_fence_probe){.high_events_at_fence = w->fence_high_events};
+	if (cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0 ||
+	    mg_cg_read_key(cg, "memory.stat", "anon", &ret->anon) < 0 ||
+	    mg_cg_read_u64(cg, "memory.high", &ret->fence) < 0)
+		return false;
+	ret->high_events = ev.high;
+	return true;
+}
+
+int guards_on_fence_event(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool pushed = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			p += sizeof(*ev) + ev->len;
+			for (size_t i = 0; i < d->nw; i++) {
+				struct watched *w = &d->w[i];
+				struct mg_fence_probe probe;
+				char a[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN];
+				if (w->fence_wd != ev->wd || !w->throttled || w->pushed ||
+				    !probe_fence(d, w, &probe) || !mg_policy_fence_pushed(&probe))
+					continue;
+				log_info("cgroup %s pushes against its fence: memory.events high %" PRIu64
+				         " since it was set, anon %s of a %s fence",
+				         w->e.path, probe.high_events - probe.high_events_at_fence,
+				         mg_size_format(probe.anon, a), mg_size_format(probe.fence, f));
+				w->pushed = pushed = true;
+			}
+		}
+	}
+	return pushed ? daemon_evaluate(d) : 0;
 }

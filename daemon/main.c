@@ -92,8 +92,10 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 static void unfence_all(struct daemon *d)
 {
 	for (size_t i = 0; i < d->nw; i++)
-		if (d->w[i].throttled && mg_act_unthrottle(d->mountfd, d->w[i].e.path) >= 0)
+		if (d->w[i].throttled && mg_act_unthrottle(d->mountfd, d->w[i].e.path) >= 0) {
 			d->w[i].throttled = d->w[i].pushed = false;
+			guards_unwatch_fence(d, &d->w[i]);
+		}
 }
 
 /* Memory is not short: a cgroup whose kill failed may be tried again. */
@@ -110,6 +112,7 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
 		return false;
 	v->throttled = true;
 	v->pushed = false;
+	guards_watch_fence(d, v);
 	return true;
 }
 
@@ -432,7 +435,8 @@ int main(int argc, char **argv)
 	struct daemon d = {.config_path = MG_CONFIG_FILE,
 	                   .dropin_dir = MG_CONFIG_DROPIN_DIR,
 	                   .node_trigger_fd = -1,
-	                   .inotify_fd = -1};
+	                   .inotify_fd = -1,
+	                   .fence_fd = -1};
 	struct mg_cgroup_mount m = {0};
 	bool status = false, dry_run = false;
 	int verbose = 0, c, r;
@@ -513,7 +517,8 @@ int main(int argc, char **argv)
 	if ((r = arm_node_trigger(&d)) < 0)
 		return mg_log_errno(LOG_ERR, r, "arm a PSI trigger on %s/pressure/memory: %m", proc_path), 1;
 	d.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (d.inotify_fd < 0)
+	d.fence_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d.inotify_fd < 0 || d.fence_fd < 0)
 		return mg_log_errno(LOG_ERR, -errno, "inotify_init1: %m"), 1;
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -522,6 +527,8 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if ((r = sd_event_add_io(d.event, &d.inotify_src, d.inotify_fd, EPOLLIN, guards_on_inotify, &d)) <
+	            0 ||
+	    (r = sd_event_add_io(d.event, &d.fence_src, d.fence_fd, EPOLLIN, guards_on_fence_event, &d)) <
 	            0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_reload, &d)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGTERM, NULL, NULL)) < 0 ||
@@ -566,7 +573,9 @@ int main(int argc, char **argv)
 	sd_event_source_unref(d.poll_timer);
 	sd_event_source_unref(d.rescan_timer);
 	sd_event_source_unref(d.inotify_src);
+	sd_event_source_unref(d.fence_src);
 	close(d.inotify_fd);
+	close(d.fence_fd);
 	sd_event_unref(d.event);
 	free(d.w);
 	return r < 0 ? 1 : 0;

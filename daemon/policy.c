@@ -76,10 +76,11 @@ static void decide_calm(const struct mg_policy *p, const struct mg_node_state *n
 }
 
 /* throttle = yes: rather than kill the victim, fence it in with memory.high
- * at its usage plus what the node can spare above the hard floor. A task
+ * at its usage plus most of what the node can spare above the hard floor. A task
  * that was only going to grow a little more (a big but finite job) then
- * finishes; one that keeps growing stalls against the fence, its PSI trigger
- * fires (pushed), and it is killed. */
+ * finishes; one that keeps growing meets the fence while the node still has
+ * the rest of its spare, is seen pushing (memory.events, or its PSI
+ * trigger), and is killed. */
 static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_node_state *node,
                                      const struct mg_guarded *v, uint64_t *ret_allowance)
 {
@@ -90,7 +91,8 @@ static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_
 		return MG_VERDICT_KILL;
 	if (v->fenced)
 		return MG_VERDICT_HOLD;
-	*ret_allowance = avail - hard;
+	*ret_allowance =
+	        (uint64_t)((unsigned __int128)(avail - hard) * MG_FENCE_SPARE_NUM / MG_FENCE_SPARE_DEN);
 	return MG_VERDICT_FENCE;
 }
 
@@ -101,6 +103,13 @@ static bool outsider_to_blame(const struct mg_policy *p, const struct mg_node_st
 {
 	return p->outside_due && v->share && v->current <= v->share && node->outsider.path &&
 	       node->outsider.current > p->outside_due;
+}
+
+bool mg_policy_fence_pushed(const struct mg_fence_probe *p)
+{
+	if (p->fence == 0 || p->high_events <= p->high_events_at_fence)
+		return false;
+	return p->anon >= p->fence - p->fence / MG_FENCE_ANON_SLACK;
 }
 
 bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,
@@ -167,6 +176,10 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		         mg_size_format(v->current, c), context);
 	ret->verdict = fence_or_kill(p, node, v, &ret->allowance);
 	ret->victim = victim;
+	if (ret->verdict == MG_VERDICT_KILL && v->fenced && v->pushed) {
+		size_t len = strlen(ret->why);
+		snprintf(ret->why + len, sizeof(ret->why) - len, "; it pushed against its fence");
+	}
 }
 
 int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,

@@ -154,6 +154,32 @@ struct mg_fall_rate {
  * Returns the rate seen (s->bps), bytes/s. */
 uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec);
 
+/* A fenced cgroup's memory.events changed (the kernel notifies every change).
+ * What the daemon read then, and when it set the fence. */
+struct mg_fence_probe {
+	uint64_t high_events_at_fence; /* memory.events "high" when the fence was set */
+	uint64_t high_events;          /* and now */
+	uint64_t anon;                 /* memory.stat "anon" now */
+	uint64_t fence;                /* its memory.high now */
+};
+
+/* Whether a fenced cgroup pushes against its fence: the fence has throttled
+ * it since it was set ("high" rose) and what it holds there is memory that
+ * reclaim cannot give back (anon within MG_FENCE_ANON_SLACK of the fence).
+ * Page cache read past the fence is reclaimed at no one's cost, so a task
+ * that only reads files is not pushing; one that allocates without end is,
+ * and is killed at once rather than after a PSI window. */
+bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
+/* A fence lets the victim take this fraction of what the node can spare
+ * above the hard floor: a runaway meets it with the rest still free, so it
+ * is killed through the event before the node reaches the hard floor. */
+#define MG_FENCE_SPARE_NUM 3
+#define MG_FENCE_SPARE_DEN 4
+
+/* The slack below the fence, as a fraction 1/N of it: kernel memory (page
+ * tables, slab) that memory.current counts but anon does not. */
+#define MG_FENCE_ANON_SLACK 16
+
 /* The shortest sleep between checks of MemAvailable. */
 #define MG_POLL_MIN_USEC 100000ull
 /* The allocation rate the poll interval assumes: at this rate, the headroom

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # throttle = yes (the default): memguardd fences the victim in with memory.high
 # at its usage plus what the node can spare, instead of killing it at once.
-#  1. A task that grows without end stalls against the fence and is killed;
-#     the innocent tasks finish.
+#  1. A task that grows without end is fenced, then killed; the innocent tasks
+#     (growing at the same time) finish.
 #  2. A big task that only needed a little more than the node had left when it
-#     was fenced finishes.
+#     was fenced finishes, and is never judged to push against its fence.
+#  3. A runaway beside tasks that hold still meets its fence with memory to
+#     spare above the hard floor, and is killed through the event (its
+#     memory.events "high" count rising with anon at the fence), not a later
+#     PSI window or the hard floor.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon_lib.sh"
 
@@ -32,6 +36,7 @@ killed=$(grep -n "killing cgroup memguard/run-.*/task-3" "$work/daemon.log" | he
 [ -n "$throttled" ] || fail "task-3 was not fenced first"
 [ -n "$killed" ] || fail "task-3 was not killed"
 [ "$throttled" -lt "$killed" ] || fail "killed before it was fenced"
+
 assert_eq "$(wc -l <"$work/kills.jsonl")" 1 "exactly one kill"
 assert_no_leftover
 
@@ -55,5 +60,31 @@ run_tasks "$work/r2.json" "[0, 0]" 0 -n 2 --elastic --mem $((big + 200))M -- sh 
 	'if [ "$MEMGUARD_TASK" = 0 ]; then exec '"$memhog"' -d 40 -H 3000 '"$big"';
 	 else exec '"$memhog"' -H 5000 64; fi'
 assert_contains "$work/daemon.log" "throttling cgroup memguard/run-.*/task-0" "the big task was fenced"
+if grep -q "pushes against its fence" "$work/daemon.log"; then fail "a finite task was judged to push"; fi
 [ ! -s "$work/kills.jsonl" ] || { cat "$work/kills.jsonl"; fail "something was killed"; }
+assert_no_leftover
+
+# 3. Floors in MiB again: act below 400 MiB, hard floor 200 MiB. The fence
+# gives the runaway three quarters of what is left above the hard floor, so it
+# meets the fence near 250 MiB: only the event can kill it there.
+: >"$work/daemon.log"
+rm -f "$work/kills.jsonl"
+start_daemon "throttle = yes
+available_min = 400M
+available_pressure = 500M"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+((avail > 600)) || fail "MemAvailable is only $avail MiB: too little for this test"
+run_tasks "$work/r3.json" "[0, 0, 0, 137]" 137 -n 4 --elastic --mem "${avail}M" -- sh -c \
+	'if [ "$MEMGUARD_TASK" = 3 ]; then exec '"$memhog"' -d 20 inf;
+	 else exec '"$memhog"' -H 15000 32; fi'
+line() { grep -n "$1" "$work/daemon.log" | head -1 | cut -d: -f1; }
+throttled=$(line "throttling cgroup memguard/run-.*/task-3")
+pushed=$(line "cgroup memguard/run-.*/task-3 pushes against its fence: memory.events high")
+killed=$(line "killing cgroup memguard/run-.*/task-3")
+[ -n "$throttled" ] && [ -n "$pushed" ] && [ -n "$killed" ] ||
+	fail "want task-3 fenced, seen pushing through memory.events, killed (lines: '$throttled' '$pushed' '$killed')"
+[ "$throttled" -lt "$pushed" ] && [ "$pushed" -lt "$killed" ] || fail "fenced, pushed, killed: not in that order"
+assert_eq "$(wc -l <"$work/kills.jsonl")" 1 "exactly one kill"
 assert_no_leftover

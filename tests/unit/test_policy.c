@@ -618,10 +618,10 @@ static void decide_fence_or_kill_table(void **state)
 {
 	static const struct fence_case cases[] = {
 	        {"throttle off: kill", false, false, 40 * MiB, false, false, false, MG_VERDICT_KILL, 0},
-	        {"throttle on: fence with what is left above the hard floor", true, false, 40 * MiB, false,
-	         false, false, MG_VERDICT_FENCE, 8 * MiB},
+	        {"throttle on: fence with 3/4 of what is left above the hard floor", true, false, 40 * MiB,
+	         false, false, false, MG_VERDICT_FENCE, 6 * MiB},
 	        {"in the pressure band after a trigger: a wide fence", true, false, 200 * MiB, true, false,
-	         false, MG_VERDICT_FENCE, 168 * MiB},
+	         false, MG_VERDICT_FENCE, 126 * MiB},
 	        {"exactly at the hard floor: a fence with nothing to spare", true, false, 32 * MiB, false,
 	         false, false, MG_VERDICT_FENCE, 0},
 	        {"just below the hard floor: kill", true, false, 32 * MiB - 1, false, false, false,
@@ -663,14 +663,17 @@ static void decide_fence_or_kill_table(void **state)
 		assert_int_equal(d.verdict, c->verdict);
 		assert_true(d.allowance == c->allowance);
 		assert_int_equal(d.victim, 1);
+		assert_int_equal(strstr(d.why, "it pushed against its fence") != NULL,
+		                 c->verdict == MG_VERDICT_KILL && c->fenced && c->pushed);
 
 		/* The fence stands in for the kill: the same victim and reason as
 		 * with throttle off, so a fence that cannot be set is that kill. */
 		p.throttle = false;
+		g[1].pushed = false;
 		decide(&p, &node, g, MG_ARRAY_SIZE(g), &plain);
 		assert_int_equal(plain.verdict, MG_VERDICT_KILL);
 		assert_int_equal(plain.victim, d.victim);
-		assert_string_equal(plain.why, d.why);
+		assert_memory_equal(plain.why, d.why, strlen(plain.why)); /* d.why may say it pushed */
 	}
 }
 
@@ -723,7 +726,7 @@ static void decide_fence_lifecycle(void **state)
 	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 	assert_int_equal(d.verdict, MG_VERDICT_FENCE);
 	assert_int_equal(d.victim, 1);
-	assert_true(d.allowance == 68 * MiB);
+	assert_true(d.allowance == 51 * MiB);
 
 	/* Fenced; the trigger fires again, but from another cgroup: hold. */
 	g[1].fenced = true;
@@ -1041,6 +1044,32 @@ static void blame_due_table(void **state)
 		                 cases[i].want);
 }
 
+static void fence_pushed_table(void **state)
+{
+	static const struct {
+		struct mg_fence_probe probe;
+		bool want;
+		const char *what;
+	} cases[] = {
+	        {{0, 0, 0, 0}, false, "no fence"},
+	        {{3, 3, 512 * MiB, 512 * MiB}, false, "not throttled since the fence was set"},
+	        {{3, 2, 512 * MiB, 512 * MiB}, false, "the counter went back (a new cgroup)"},
+	        {{3, 4, 512 * MiB, 512 * MiB}, true, "throttled, all of it anon"},
+	        {{0, 1, 480 * MiB, 512 * MiB}, true, "anon exactly at the slack (512 - 512/16)"},
+	        {{0, 1, 480 * MiB - 1, 512 * MiB}, false, "just below the slack"},
+	        {{0, 9, 100 * MiB, 512 * MiB}, false, "page cache read past the fence"},
+	        {{0, 1, 600 * MiB, 512 * MiB}, true, "anon above the fence (raised since)"},
+	        {{0, 1, 15, 16}, true, "tiny fence: slack of one byte"},
+	        {{0, 1, UINT64_MAX, UINT64_MAX}, true, "huge values do not wrap"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool got = mg_policy_fence_pushed(&cases[i].probe);
+		if (got != cases[i].want)
+			fail_msg("case %zu (%s): got %d", i, cases[i].what, got);
+	}
+}
+
 static void from_config_defaults(void **state)
 {
 	struct mg_config cfg;
@@ -1217,6 +1246,7 @@ int main(void)
 	        cmocka_unit_test(poll_interval_table),
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(blame_due_table),
+	        cmocka_unit_test(fence_pushed_table),
 	        cmocka_unit_test(from_config_defaults),
 	        cmocka_unit_test(from_config_table),
 	};
