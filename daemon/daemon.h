@@ -52,6 +52,8 @@ struct daemon {
 	struct watched *w; /* grown by watch_slot() */
 	size_t nw, w_cap;
 	bool trigger_fired;
+	bool was_short;          /* memory was short at the last decision */
+	uint64_t rescanned_usec; /* the last guards_rescan */
 	uint64_t last_kill_usec;
 	struct mg_meminfo mem;
 	struct mg_fall_rate fall;
@@ -72,6 +74,10 @@ int daemon_evaluate(struct daemon *d);
 void guards_unwatch(struct watched *w);
 void guards_arm_trigger(struct daemon *d, struct watched *w);
 void guards_rescan(struct daemon *d);
+/* Reads the numbers of the cgroups already guarded (memory.current, the
+ * share), forgetting the gone: what a decision needs, without the globs.
+ * Who is guarded changes only through inotify and the rescan timer. */
+void guards_refresh(struct daemon *d);
 void guards_watch_parents(struct daemon *d);
 int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata);
 int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata);

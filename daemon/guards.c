@@ -93,6 +93,34 @@ static void log_dropped(const struct mg_scope_dropped *dr)
 	         dr->global ? " or the cap of " MG_SCOPE_MAX_TEXT " in all" : "");
 }
 
+static int path_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct watched *)elem)->e.path);
+}
+
+static int watched_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct watched *)a)->e.path, ((const struct watched *)b)->e.path);
+}
+
+/* Drops what vanished or left the guard list, keeping the order. */
+static void forget_unseen(struct daemon *d)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < d->nw; i++) {
+		if (d->w[i].seen) {
+			d->w[kept] = d->w[i];
+			d->w[kept].e.snap.path = d->w[kept].e.path; /* it moved */
+			kept++;
+		} else {
+			guards_unwatch(&d->w[i]);
+			guards_unwatch_fence(d, &d->w[i]);
+		}
+	}
+	d->nw = kept;
+}
+
 /* Finds the guarded cgroups, arms a trigger on each new one, forgets the gone. */
 void guards_rescan(struct daemon *d)
 {
@@ -103,6 +131,7 @@ void guards_rescan(struct daemon *d)
 	int n = mg_scope_expand(d->mount, d->cfg.guard, &cands);
 	uint64_t now = mg_now_usec();
 
+	d->rescanned_usec = now;
 	if (protect_changed)
 		for (size_t i = 0; i < protect->n; i++)
 			if (protect->e[i].kind == MG_PROTECT_IGNORED)
@@ -119,18 +148,17 @@ void guards_rescan(struct daemon *d)
 	}
 	mg_scope_admit(cands.c, cands.n, MAX_GUARDED, MG_SCOPE_MAX_PER_OWNER, &dropped);
 	log_dropped(&dropped);
+	/* d->w is kept sorted by path: one bsearch per candidate, not a scan. */
 	for (size_t i = 0; i < d->nw; i++)
 		d->w[i].seen = false;
+	size_t known = d->nw;
 	for (size_t k = 0; k < cands.n; k++) {
 		const char *path = cands.c[k].path;
-		size_t i;
 		if (!cands.c[k].admitted)
 			continue;
-		for (i = 0; i < d->nw && strcmp(d->w[i].e.path, path) != 0; i++)
-			;
-		if (i == d->nw) {
-			struct watched *w = watch_slot(d);
-			if (!w) {
+		struct watched *w = bsearch(path, d->w, known, sizeof(*d->w), path_cmp);
+		if (!w) {
+			if (!(w = watch_slot(d))) {
 				log_warn("guard: no memory for cgroup %s: not guarded", path);
 				continue;
 			}
@@ -142,21 +170,21 @@ void guards_rescan(struct daemon *d)
 			if (w->throttled)
 				guards_watch_fence(d, w);
 		}
+		w->seen = mg_scope_read(d->mountfd, &w->e, now) == 0;
+	}
+	forget_unseen(d);
+	qsort(d->w, d->nw, sizeof(*d->w), watched_cmp);
+	for (size_t i = 0; i < d->nw; i++)
+		d->w[i].e.snap.path = d->w[i].e.path; /* it moved */
+}
+
+void guards_refresh(struct daemon *d)
+{
+	uint64_t now = mg_now_usec();
+
+	for (size_t i = 0; i < d->nw; i++)
 		d->w[i].seen = mg_scope_read(d->mountfd, &d->w[i].e, now) == 0;
-	}
-	/* Compact: drop what vanished or left the guard list. */
-	size_t kept = 0;
-	for (size_t i = 0; i < d->nw; i++) {
-		if (d->w[i].seen) {
-			d->w[kept] = d->w[i];
-			d->w[kept].e.snap.path = d->w[kept].e.path; /* it moved */
-			kept++;
-		} else {
-			guards_unwatch(&d->w[i]);
-			guards_unwatch_fence(d, &d->w[i]);
-		}
-	}
-	d->nw = kept;
+	forget_unseen(d);
 }
 
 /* Watches every directory a guarded cgroup could appear in: for the glob

@@ -105,6 +105,24 @@ static bool outsider_to_blame(const struct mg_policy *p, const struct mg_node_st
 	       node->outsider.current > p->outside_due;
 }
 
+bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t now_usec)
+{
+	return !was_short || now_usec < last_rescan_usec ||
+	       now_usec - last_rescan_usec >= MG_RESCAN_SHORT_USEC;
+}
+
+const char *mg_verdict_name(enum mg_verdict v)
+{
+	static const char *const names[] = {
+	        [MG_VERDICT_CALM] = "calm",         [MG_VERDICT_UNFENCE] = "unfence",
+	        [MG_VERDICT_SETTLING] = "settling", [MG_VERDICT_NO_VICTIM] = "no victim",
+	        [MG_VERDICT_OUTSIDER] = "outsider", [MG_VERDICT_HOLD] = "hold",
+	        [MG_VERDICT_FENCE] = "fence",       [MG_VERDICT_KILL] = "kill",
+	};
+
+	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "invalid";
+}
+
 bool mg_policy_fence_pushed(const struct mg_fence_probe *p)
 {
 	if (p->fence == 0 || p->high_events <= p->high_events_at_fence)

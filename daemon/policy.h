@@ -74,6 +74,20 @@ enum mg_verdict {
 	MG_VERDICT_KILL,
 };
 
+/* While memory stays short, the guard list is read again from the globs at
+ * most this often; in between only the numbers of the cgroups already
+ * guarded are read (inotify sees new cgroups, not a task moving into one). */
+#define MG_RESCAN_SHORT_USEC 1000000ull
+
+/* Whether a decision under short memory reads the guard list from the globs
+ * (a rescan) rather than only the numbers of the cgroups already guarded:
+ * when memory has just become short, or the last rescan is
+ * MG_RESCAN_SHORT_USEC old. Keeps a decision linear in the guarded cgroups. */
+bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t now_usec);
+
+/* "calm", "kill", ...: for logs. */
+const char *mg_verdict_name(enum mg_verdict v);
+
 struct mg_decision {
 	enum mg_verdict verdict;
 	long victim;        /* index into the snapshot for HOLD, FENCE and KILL, else -1 */

@@ -58,29 +58,6 @@ static struct mg_guarded task(uint64_t current, uint64_t share, uint64_t growth_
 	};
 }
 
-static const char *verdict_name(enum mg_verdict v)
-{
-	switch (v) {
-	case MG_VERDICT_CALM:
-		return "CALM";
-	case MG_VERDICT_UNFENCE:
-		return "UNFENCE";
-	case MG_VERDICT_HOLD:
-		return "HOLD";
-	case MG_VERDICT_FENCE:
-		return "FENCE";
-	case MG_VERDICT_SETTLING:
-		return "SETTLING";
-	case MG_VERDICT_NO_VICTIM:
-		return "NO_VICTIM";
-	case MG_VERDICT_OUTSIDER:
-		return "OUTSIDER";
-	case MG_VERDICT_KILL:
-		return "KILL";
-	}
-	return "?";
-}
-
 /* Decides with ret pre-filled with garbage, so every field must be written. */
 static void decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                    size_t n, struct mg_decision *ret)
@@ -266,7 +243,7 @@ static void check_victim_case(const struct victim_case *c, const struct mg_guard
 	decide(&p, &node, g, c->n, &d);
 	if (d.verdict != c->verdict || d.victim != expect_victim)
 		print_error("%s (%s): %s victim %ld, want %s victim %ld (why: %s)\n", c->what, order,
-		            verdict_name(d.verdict), d.victim, verdict_name(c->verdict), expect_victim,
+		            mg_verdict_name(d.verdict), d.victim, mg_verdict_name(c->verdict), expect_victim,
 		            d.why);
 	assert_int_equal(d.verdict, c->verdict);
 	assert_int_equal(d.victim, expect_victim);
@@ -481,7 +458,7 @@ static void decide_settling_table(void **state)
 		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 		if (d.verdict != c->verdict)
 			print_error("case %zu (%s): %s, want %s (why: %s)\n", i, c->what,
-			            verdict_name(d.verdict), verdict_name(c->verdict), d.why);
+			            mg_verdict_name(d.verdict), mg_verdict_name(c->verdict), d.why);
 		assert_int_equal(d.verdict, c->verdict);
 		assert_int_equal(d.victim, c->verdict == MG_VERDICT_KILL ? 0 : -1);
 		if (c->verdict == MG_VERDICT_SETTLING)
@@ -658,8 +635,8 @@ static void decide_fence_or_kill_table(void **state)
 		if (d.verdict != c->verdict || d.allowance != c->allowance)
 			print_error("case %zu (%s): %s allowance %" PRIu64 ", want %s allowance %" PRIu64
 			            "\n",
-			            i, c->what, verdict_name(d.verdict), d.allowance,
-			            verdict_name(c->verdict), c->allowance);
+			            i, c->what, mg_verdict_name(d.verdict), d.allowance,
+			            mg_verdict_name(c->verdict), c->allowance);
 		assert_int_equal(d.verdict, c->verdict);
 		assert_true(d.allowance == c->allowance);
 		assert_int_equal(d.victim, 1);
@@ -813,7 +790,7 @@ static void decide_unfence_table(void **state)
 		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 		if (d.verdict != c->verdict)
 			print_error("case %zu (%s): %s, want %s (why: %s)\n", i, c->what,
-			            verdict_name(d.verdict), verdict_name(c->verdict), d.why);
+			            mg_verdict_name(d.verdict), mg_verdict_name(c->verdict), d.why);
 		assert_int_equal(d.verdict, c->verdict);
 		assert_true(d.allowance == 0);
 		if (c->verdict == MG_VERDICT_UNFENCE || c->verdict == MG_VERDICT_CALM)
@@ -1011,7 +988,7 @@ static void decide_outsider_table(void **state)
 		node.outsider = (struct mg_outsider){.path = c->outsider, .current = c->outsider_current};
 		node.last_kill_usec = c->last_kill_usec;
 		decide(&p, &node, &g, 1, &d);
-		assert_string_equal(verdict_name(d.verdict), verdict_name(c->want));
+		assert_string_equal(mg_verdict_name(d.verdict), mg_verdict_name(c->want));
 		if (c->want == MG_VERDICT_OUTSIDER) {
 			assert_int_equal(d.victim, -1);
 			if (!strstr(d.why, "outside, outside the guard, holds 700MiB (its due is 96MiB)"))
@@ -1068,6 +1045,27 @@ static void fence_pushed_table(void **state)
 		if (got != cases[i].want)
 			fail_msg("case %zu (%s): got %d", i, cases[i].what, got);
 	}
+}
+
+static void rescan_due_table(void **state)
+{
+	static const struct {
+		bool was_short;
+		uint64_t last, now;
+		bool want;
+	} cases[] = {
+	        {false, 5 * SEC, 5 * SEC, true},           /* memory just became short */
+	        {true, 5 * SEC, 5 * SEC + 1, false},       /* short, rescanned a moment ago */
+	        {true, 5 * SEC, 6 * SEC - 1, false},       /* just under a second */
+	        {true, 5 * SEC, 6 * SEC, true},            /* a second: read the globs again */
+	        {true, 0, 5 * SEC, true},                  /* never rescanned */
+	        {true, 6 * SEC, 5 * SEC, true},            /* clock went back: rescan */
+	        {true, UINT64_MAX - 1, UINT64_MAX, false}, /* no overflow */
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++)
+		assert_int_equal(mg_policy_rescan_due(cases[i].was_short, cases[i].last, cases[i].now),
+		                 cases[i].want);
 }
 
 static void from_config_defaults(void **state)
@@ -1247,6 +1245,7 @@ int main(void)
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
+	        cmocka_unit_test(rescan_due_table),
 	        cmocka_unit_test(from_config_defaults),
 	        cmocka_unit_test(from_config_table),
 	};
