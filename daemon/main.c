@@ -246,8 +246,8 @@ int daemon_evaluate(struct daemon *d)
 	}
 	d->trigger_fired = false;
 	r = mg_event_arm_timer(d->event, &d->poll_timer,
-	                       mg_policy_poll_usec(&d->policy, d->mem.mem_available), TIMER_ACCURACY_USEC,
-	                       on_poll, d);
+	                       mg_policy_poll_usec(&d->policy, d->mem.mem_available, d->fall.bps),
+	                       TIMER_ACCURACY_USEC, on_poll, d);
 	if (r < 0)
 		mg_log_errno(LOG_ERR, r, "arm the poll timer: %m");
 	return 0;

@@ -256,10 +256,15 @@ uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_
 	return s->bps;
 }
 
-uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available)
+uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint64_t fall_bps)
 {
 	uint64_t headroom = available > p->available_min ? available - p->available_min : 0;
-	uint64_t usec = (uint64_t)((unsigned __int128)headroom * 1000000u / MG_ASSUMED_ALLOC_BPS);
+	unsigned __int128 rate = (unsigned __int128)fall_bps * MG_POLL_FALL_MARGIN;
+	uint64_t usec;
+
+	if (rate < MG_ASSUMED_ALLOC_BPS)
+		rate = MG_ASSUMED_ALLOC_BPS;
+	usec = (uint64_t)((unsigned __int128)headroom * 1000000u / rate);
 
 	if (usec < MG_POLL_MIN_USEC)
 		return MG_POLL_MIN_USEC;

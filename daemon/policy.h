@@ -196,12 +196,20 @@ bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
 
 /* The shortest sleep between checks of MemAvailable. */
 #define MG_POLL_MIN_USEC 100000ull
-/* The allocation rate the poll interval assumes: at this rate, the headroom
- * above available_min lasts about one interval. */
-#define MG_ASSUMED_ALLOC_BPS (1ull << 30)
+/* The allocation rate the poll interval assumes when MemAvailable is not
+ * falling faster: the headroom above available_min lasts about one interval
+ * at this rate. A faster burst is met by the PSI triggers and the fence's
+ * memory.events; the poll is the net for a fall that stalls nothing. */
+#define MG_ASSUMED_ALLOC_BPS (512ull << 20)
+/* A measured fall counts this many times over: the next check comes while
+ * half the headroom is still there. */
+#define MG_POLL_FALL_MARGIN 2
 
-/* How long to sleep before the next check, given MemAvailable: the time the
- * headroom above available_min lasts at MG_ASSUMED_ALLOC_BPS, so a calm node
- * is not polled busily. Returns that clamped to [MG_POLL_MIN_USEC,
- * poll_max_usec] (memguardd refuses a poll_max below MG_POLL_MIN_USEC). */
-uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available);
+/* How long to sleep before the next check, given MemAvailable and how fast
+ * it falls (mg_fall_rate_update): the time the headroom above available_min
+ * lasts at MG_ASSUMED_ALLOC_BPS, or at MG_POLL_FALL_MARGIN times the
+ * measured fall when that is faster. A calm node with gigabytes of headroom
+ * is looked at every poll_max; one that runs out is looked at every
+ * MG_POLL_MIN_USEC. Returns that clamped to [MG_POLL_MIN_USEC, poll_max_usec]
+ * (memguardd refuses a poll_max below MG_POLL_MIN_USEC). */
+uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint64_t fall_bps);

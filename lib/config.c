@@ -42,7 +42,7 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .trigger_stall_usec = 100000,
 	        .trigger_window_usec = 1000000,
 	        .settle_usec = 2000000,
-	        .poll_max_usec = 1000000,
+	        .poll_max_usec = 30000000,
 	        .lead_usec = 250000,
 	        .outside_due = "10%",
 	        .dry_run = false,

@@ -78,7 +78,7 @@ static void defaults(void **state)
 	assert_true(c.trigger_stall_usec == 100000);
 	assert_true(c.trigger_window_usec == 1000000);
 	assert_true(c.settle_usec == 2000000);
-	assert_true(c.poll_max_usec == 1000000);
+	assert_true(c.poll_max_usec == 30000000);
 	assert_true(c.lead_usec == 250000);
 	assert_false(c.dry_run);
 	assert_true(c.throttle);
@@ -122,7 +122,7 @@ static void explicit_defaults_change_nothing(void **state)
 	        "trigger_stall = 100ms\n"
 	        "trigger_window = 1s\n"
 	        "settle = 2s\n"
-	        "poll_max = 1s\n"
+	        "poll_max = 30s\n"
 	        "lead_time = 250ms\n"
 	        "dry_run = no\n"
 	        "throttle = yes\n"

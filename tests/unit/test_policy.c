@@ -905,24 +905,30 @@ static void fall_rate_table(void **state)
 
 struct poll_case {
 	const char *what;
-	uint64_t available, poll_max, expect;
+	uint64_t available, fall_bps, poll_max, expect;
 };
 
+/* available_min is 64 MiB; the assumed rate 512 MiB/s. */
 static void poll_interval_table(void **state)
 {
 	static const struct poll_case cases[] = {
-	        {"below available_min: the shortest", 10 * MiB, 2 * SEC, MG_POLL_MIN_USEC},
-	        {"MemAvailable 0", 0, 2 * SEC, MG_POLL_MIN_USEC},
-	        {"exactly available_min", 64 * MiB, 2 * SEC, MG_POLL_MIN_USEC},
-	        {"1 MiB headroom lasts under 1 ms: the shortest", 65 * MiB, 2 * SEC, MG_POLL_MIN_USEC},
-	        {"just under the shortest", 64 * MiB + MG_ASSUMED_ALLOC_BPS / 10 - MiB, 2 * SEC,
+	        {"below available_min: the shortest", 10 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"MemAvailable 0", 0, 0, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"exactly available_min", 64 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"1 MiB headroom lasts 2 ms: the shortest", 65 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"just under the shortest", 64 * MiB + MG_ASSUMED_ALLOC_BPS / 10 - MiB, 0, 2 * SEC,
 	         MG_POLL_MIN_USEC},
-	        {"256 MiB headroom: 250 ms", 320 * MiB, 2 * SEC, SEC / 4},
-	        {"1 GiB headroom: 1 s", 64 * MiB + GiB, 2 * SEC, SEC},
-	        {"exactly poll_max", 64 * MiB + 2 * GiB, 2 * SEC, 2 * SEC},
-	        {"beyond poll_max", 64 * MiB + 4 * GiB, 2 * SEC, 2 * SEC},
-	        {"poll_max at the shortest", 64 * MiB + 4 * GiB, MG_POLL_MIN_USEC, MG_POLL_MIN_USEC},
-	        {"huge MemAvailable does not overflow", UINT64_MAX, 60 * SEC, 60 * SEC},
+	        {"128 MiB headroom: 250 ms", 192 * MiB, 0, 2 * SEC, SEC / 4},
+	        {"512 MiB headroom: 1 s", 576 * MiB, 0, 2 * SEC, SEC},
+	        {"exactly poll_max", 64 * MiB + GiB, 0, 2 * SEC, 2 * SEC},
+	        {"beyond poll_max", 64 * MiB + 4 * GiB, 0, 2 * SEC, 2 * SEC},
+	        {"poll_max at the shortest", 64 * MiB + 4 * GiB, 0, MG_POLL_MIN_USEC, MG_POLL_MIN_USEC},
+	        {"7 GiB headroom, calm: 14 s", 64 * MiB + 7 * GiB, 0, 30 * SEC, 14 * SEC},
+	        {"a slow fall changes nothing", 64 * MiB + 7 * GiB, 100 * MiB, 30 * SEC, 14 * SEC},
+	        {"falling at 1 GiB/s: 3.5 s", 64 * MiB + 7 * GiB, GiB, 30 * SEC, 7 * SEC / 2},
+	        {"falling at 1 GiB/s, 512 MiB left: 250 ms", 576 * MiB, GiB, 30 * SEC, SEC / 4},
+	        {"a huge fall: the shortest", 64 * MiB + 7 * GiB, UINT64_MAX, 30 * SEC, MG_POLL_MIN_USEC},
+	        {"huge MemAvailable does not overflow", UINT64_MAX, 0, 60 * SEC, 60 * SEC},
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
@@ -930,7 +936,7 @@ static void poll_interval_table(void **state)
 		struct mg_policy p = policy();
 
 		p.poll_max_usec = c->poll_max;
-		uint64_t got = mg_policy_poll_usec(&p, c->available);
+		uint64_t got = mg_policy_poll_usec(&p, c->available, c->fall_bps);
 		if (got != c->expect)
 			print_error("case %zu (%s): %" PRIu64 " us, want %" PRIu64 "\n", i, c->what, got,
 			            c->expect);
