@@ -303,8 +303,8 @@ static void log_memory_end(const struct mg_task *t)
 	char why[256];
 
 	if (end != MG_MEMORY_END_NONE)
-		log_warn("task %u %s ran out of memory: %s", t->index,
-		         end == MG_MEMORY_END_NEAR ? "likely" : "has", mg_task_reason(t, why, sizeof(why)));
+		log_warn("task %u %sran out of memory: %s", t->index,
+		         end == MG_MEMORY_END_NEAR ? "likely " : "", mg_task_reason(t, why, sizeof(why)));
 }
 
 static void finish(struct supervisor *s, struct mg_task *t)
