@@ -48,7 +48,8 @@ bool mg_memreason_judge(const struct mg_task *t, struct mg_memreason *ret)
 		                             .peak = t->as_peak,
 		                             .peak_known = true,
 		                             .percent = percent_of(t->as_peak, t->rlimit_as),
-		                             .at_least = true};
+		                             .at_least = true,
+		                             .likely = true};
 		return true;
 	}
 	if (t->limit && t->limit != MG_SIZE_UNLIMITED) {
@@ -69,7 +70,8 @@ bool mg_memreason_judge(const struct mg_task *t, struct mg_memreason *ret)
 		                             .peak = t->peak,
 		                             .peak_known = true,
 		                             .percent = percent_of(t->peak, t->share),
-		                             .at_least = true};
+		                             .at_least = true,
+		                             .likely = true};
 		return true;
 	}
 	return false;
@@ -98,10 +100,10 @@ const char *mg_memreason_format(const struct mg_memreason *v, uint64_t share, ch
 			snprintf(hits, sizeof(hits), ", hit %" PRIu64 " time%s", v->max_events,
 			         v->max_events == 1 ? "" : "s");
 		if (v->peak_known)
-			snprintf(buf, size, " after reaching %u%% of its %s%s: likely out of memory",
+			snprintf(buf, size, " after reaching %u%% of its %s%s: possibly out of memory",
 			         v->percent, what, hits);
 		else
-			snprintf(buf, size, " after reaching its %s%s: likely out of memory", what, hits);
+			snprintf(buf, size, " after reaching its %s%s: possibly out of memory", what, hits);
 		break;
 	case MG_NEAR_SHARE_RSS:
 		snprintf(buf, size,
@@ -139,7 +141,23 @@ enum mg_memory_end mg_task_memory_end(const struct mg_task *t)
 	if (t->killed_by == MG_KILL_WATCHDOG || t->killed_by == MG_KILL_DAEMON ||
 	    (t->killed_by == MG_KILL_NONE && oom_killed(t)))
 		return MG_MEMORY_END_KILLED;
-	return mg_memreason_judge(t, &v) ? MG_MEMORY_END_NEAR : MG_MEMORY_END_NONE;
+	if (!mg_memreason_judge(t, &v))
+		return MG_MEMORY_END_NONE;
+	return v.likely ? MG_MEMORY_END_LIKELY : MG_MEMORY_END_POSSIBLE;
+}
+
+const char *mg_memory_end_words(enum mg_memory_end end)
+{
+	switch (end) {
+	case MG_MEMORY_END_KILLED:
+		return "ran out of memory";
+	case MG_MEMORY_END_LIKELY:
+		return "likely ran out of memory";
+	case MG_MEMORY_END_POSSIBLE:
+		return "may have run out of memory";
+	default:
+		return NULL;
+	}
 }
 
 int mg_status_vmpeak_parse(const char *text, uint64_t *ret)

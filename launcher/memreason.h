@@ -28,13 +28,18 @@ struct mg_memreason {
 	unsigned percent;    /* peak * 100 / limit, rounded down (at most 999) */
 	bool at_least;       /* sampled: the true peak may have been higher */
 	uint64_t max_events; /* MG_NEAR_MEMORY_MAX: times the task hit memory.max */
+	/* Memory is the likely cause: false near memory.max, whose memory.peak
+	 * and events count page cache, which a task that only reads files fills
+	 * up to the limit. */
+	bool likely;
 };
 
 /* How a task's end relates to memory. */
 enum mg_memory_end {
-	MG_MEMORY_END_NONE,   /* not for memory, as far as we know */
-	MG_MEMORY_END_KILLED, /* killed for memory: the kernel's OOM killer, the watchdog, memguardd */
-	MG_MEMORY_END_NEAR,   /* failed by itself near a limit (mg_memreason_judge) */
+	MG_MEMORY_END_NONE,     /* not for memory, as far as we know */
+	MG_MEMORY_END_KILLED,   /* killed for memory: the kernel's OOM killer, the watchdog, memguardd */
+	MG_MEMORY_END_LIKELY,   /* failed by itself near a limit (mg_memreason_judge), likely for it */
+	MG_MEMORY_END_POSSIBLE, /* the same, near memory.max: possibly for it */
 };
 
 /* The verdict, pure: true, with ret filled, when t failed by itself (a
@@ -48,7 +53,8 @@ bool mg_memreason_judge(const struct mg_task *t, struct mg_memreason *ret);
 
 /* The clause a reason ends with, e.g. " after reaching at least 94% of its
  * 150MiB address-space limit (RLIMIT_AS): likely out of address space (a
- * MemoryError in Python)"; "" for MG_NEAR_NONE. share is the task's share,
+ * MemoryError in Python)", or "...: possibly out of memory" when not likely;
+ * "" for MG_NEAR_NONE. share is the task's share,
  * named when memory.max is larger. Writes into buf and returns it. */
 const char *mg_memreason_format(const struct mg_memreason *v, uint64_t share, char *buf, size_t size);
 
@@ -58,6 +64,11 @@ const char *mg_near_limit_name(enum mg_near_limit near);
 
 /* How t's end relates to memory, pure. */
 enum mg_memory_end mg_task_memory_end(const struct mg_task *t);
+
+/* The log's words for it: "ran out of memory", "likely ran out of memory",
+ * "may have run out of memory"; NULL for MG_MEMORY_END_NONE. Each holds "out
+ * of memory", what a user greps a job's output for. */
+const char *mg_memory_end_words(enum mg_memory_end end);
 
 /* Parses the VmPeak line of a /proc/<pid>/status text into bytes. -ENODATA
  * when there is none (a zombie has no mm, nor a kernel thread), -EBADMSG

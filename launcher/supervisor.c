@@ -295,16 +295,16 @@ static void kill_task(struct supervisor *s, struct mg_task *t)
 }
 
 /* One line in the log for a task that ended for memory, or likely did, so
- * that it shows in the job's stderr even with --quiet: "ran out of memory"
- * is what to grep for. */
+ * that it shows in the job's stderr even with --quiet: "out of memory" is
+ * what to grep for. */
 static void log_memory_end(const struct mg_task *t)
 {
 	enum mg_memory_end end = mg_task_memory_end(t);
 	char why[256];
 
 	if (end != MG_MEMORY_END_NONE)
-		log_warn("task %u %sran out of memory: %s", t->index,
-		         end == MG_MEMORY_END_NEAR ? "likely " : "", mg_task_reason(t, why, sizeof(why)));
+		log_warn("task %u %s: %s", t->index, mg_memory_end_words(end),
+		         mg_task_reason(t, why, sizeof(why)));
 }
 
 static void finish(struct supervisor *s, struct mg_task *t)

@@ -286,7 +286,7 @@ static void task_reason_table(void **state)
 	        {"exit 1 near memory.max",
 	         near_max,
 	         "failed with exit code 1 after reaching 95% of its 2GiB share (memory.max), hit 4 times: "
-	         "likely out of memory",
+	         "possibly out of memory",
 	         NULL,
 	         {NULL}},
 	        {"exit 1 far below RLIMIT_AS", far, "failed with exit code 1", NULL, {NULL}},
