@@ -20,7 +20,6 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "memreason.h"
-#include "report.h"
 #include "spawn.h"
 #include "watcher.h"
 
