@@ -17,6 +17,7 @@
 #include "memguard/log.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "memreason.h"
 #include "options.h"
 
 int mg_task_exit_status(const struct mg_task *t)
@@ -59,9 +60,19 @@ static const char *oom_cause(const struct mg_task *t, const char *share, const c
 	return buf;
 }
 
+/* What a task that failed by itself had come near, if anything: "" or " after
+ * reaching ..." (memreason.c). */
+static const char *near_clause(const struct mg_task *t, char *buf, size_t size)
+{
+	struct mg_memreason v;
+
+	mg_memreason_judge(t, &v);
+	return mg_memreason_format(&v, t->share, buf, size);
+}
+
 const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size)
 {
-	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], cause[160];
+	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], cause[160], near[192];
 
 	mg_size_format(t->share, share);
 	mg_size_format(t->peak, peak);
@@ -85,9 +96,11 @@ const char *mg_task_reason(const struct mg_task *t, char *buf, size_t size)
 		         WIFSIGNALED(t->wait_status) ? "killed" : "a process of the task was killed",
 		         oom_cause(t, share, peak, cause, sizeof(cause)));
 	else if (WIFSIGNALED(t->wait_status))
-		snprintf(buf, size, "killed by signal %s", sigabbrev_np(WTERMSIG(t->wait_status)) ?: "?");
+		snprintf(buf, size, "killed by signal %s%s", sigabbrev_np(WTERMSIG(t->wait_status)) ?: "?",
+		         near_clause(t, near, sizeof(near)));
 	else if (WEXITSTATUS(t->wait_status) != 0)
-		snprintf(buf, size, "failed with exit code %d", WEXITSTATUS(t->wait_status));
+		snprintf(buf, size, "failed with exit code %d%s", WEXITSTATUS(t->wait_status),
+		         near_clause(t, near, sizeof(near)));
 	else
 		snprintf(buf, size, "ok");
 	return buf;
@@ -186,6 +199,32 @@ static FILE *open_temp(const char *path, char *tmp, size_t size)
 	return NULL;
 }
 
+static void json_u64_or_null(FILE *f, const char *key, bool known, uint64_t value)
+{
+	if (known)
+		fprintf(f, "\"%s\":%" PRIu64 ",", key, value);
+	else
+		fprintf(f, "\"%s\":null,", key);
+}
+
+/* What the verdict on a failed task rests on (memreason.c), and the verdict:
+ * which limit it came near and how far, or null. */
+static void json_memory(FILE *f, const struct mg_task *t)
+{
+	struct mg_memreason v;
+
+	json_u64_or_null(f, "rlimit_as_bytes", t->rlimit_as > 0, t->rlimit_as);
+	json_u64_or_null(f, "address_space_peak_bytes", t->as_peak_known, t->as_peak);
+	json_u64_or_null(f, "memory_max_bytes", t->limit > 0 && t->limit != MG_SIZE_UNLIMITED, t->limit);
+	fprintf(f, "\"memory_max_events\":%" PRIu64 ",", t->events.max);
+	if (mg_memreason_judge(t, &v)) {
+		fprintf(f, "\"near_limit\":\"%s\",", mg_near_limit_name(v.near));
+		json_u64_or_null(f, "near_limit_percent", v.peak_known, v.percent);
+	} else {
+		fputs("\"near_limit\":null,\"near_limit_percent\":null,", f);
+	}
+}
+
 int mg_report_json(const char *path, const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
 {
 	char tmp[PATH_MAX + 32], why[256];
@@ -236,6 +275,7 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 			fprintf(f, "\"peak_bytes\":%" PRIu64 ",", t->peak);
 		else
 			fputs("\"peak_bytes\":null,", f);
+		json_memory(f, t);
 		fprintf(f, "\"oom_kills\":%" PRIu64 ",\"seconds\":%.3f,\"reason\":", t->events.oom_kill,
 		        t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0);
 		mg_json_string(f, mg_task_reason(t, why, sizeof(why)));

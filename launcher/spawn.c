@@ -60,15 +60,17 @@ static void exec_task(const struct mg_spawn_request *req, int pipefd, int move_s
 	/* memguard raised its own fd limit; the command gets the one it had. */
 	if (req->nofile)
 		(void)setrlimit(RLIMIT_NOFILE, req->nofile);
+	/* Set here, in the child's own copy, so memguard's memory stays flat in N. */
+	for (size_t i = 0; i < req->nenv; i++)
+		if (setenv(req->env[i].name, req->env[i].value, 1) < 0)
+			report_and_exit(pipefd, errno);
+	/* Last: setenv allocates, and memguard's own address space (a sanitizer's
+	 * shadow, say) may already be past the task's limit. */
 	if (req->rlimit_as) {
 		struct rlimit rl = {.rlim_cur = req->rlimit_as, .rlim_max = req->rlimit_as};
 		if (setrlimit(RLIMIT_AS, &rl) < 0)
 			report_and_exit(pipefd, errno);
 	}
-	/* Set here, in the child's own copy, so memguard's memory stays flat in N. */
-	for (size_t i = 0; i < req->nenv; i++)
-		if (setenv(req->env[i].name, req->env[i].value, 1) < 0)
-			report_and_exit(pipefd, errno);
 	execvp(req->argv[0], req->argv);
 	report_and_exit(pipefd, errno);
 }

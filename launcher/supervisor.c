@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "memreason.h"
 #include "spawn.h"
 #include "watcher.h"
 
@@ -34,7 +36,7 @@ static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
 struct supervisor {
 	const struct mg_supervisor_config *cfg;
 	sd_event *event;
-	sd_event_source *grace_timer, *drain_timer, *watchdog_timer;
+	sd_event_source *grace_timer, *drain_timer, *watchdog_timer, *as_timer;
 	size_t next;    /* next pending task */
 	size_t running; /* RUNNING or DRAINING */
 	size_t done;
@@ -126,6 +128,7 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 
 	t->share = cfg->share;
 	t->limit = cfg->placement ? cfg->limits.max : 0;
+	t->rlimit_as = cfg->rlimit_as;
 	t->start_usec = mg_now_usec();
 	if (cfg->placement) {
 		t->cgfd = mg_placement_task_create(cfg->placement, task_cgroup_name(t, name), &cfg->limits);
@@ -290,6 +293,19 @@ static void kill_task(struct supervisor *s, struct mg_task *t)
 		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index);
 }
 
+/* One line in the log for a task that ended for memory, or likely did, so
+ * that it shows in the job's stderr even with --quiet: "out of memory" is
+ * what to grep for. */
+static void log_memory_end(const struct mg_task *t)
+{
+	enum mg_memory_end end = mg_task_memory_end(t);
+	char why[256];
+
+	if (end != MG_MEMORY_END_NONE)
+		log_warn("task %u %s: %s", t->index, mg_memory_end_words(end),
+		         mg_task_reason(t, why, sizeof(why)));
+}
+
 static void finish(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
@@ -313,6 +329,7 @@ static void finish(struct supervisor *s, struct mg_task *t)
 			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/%s: %m", cfg->placement->run, name);
 	}
 	t->state = MG_TASK_DONE;
+	log_memory_end(t);
 	s->running--;
 	s->done++;
 	start_more(s);
@@ -348,6 +365,13 @@ static int on_drain_timer(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static void note_as_peak(struct mg_task *t, uint64_t bytes)
+{
+	if (!t->as_peak_known || bytes > t->as_peak)
+		t->as_peak = bytes;
+	t->as_peak_known = true;
+}
+
 static void task_exited(struct supervisor *s, struct mg_task *t, int status)
 {
 	t->exited = true;
@@ -368,11 +392,12 @@ static void task_exited(struct supervisor *s, struct mg_task *t, int status)
 static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct supervisor *s = userdata;
+	struct rusage ru;
 	int status;
 	pid_t pid;
 
 	/* As a subreaper we also reap the tasks' orphans; they match no task. */
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
 		if (pid == s->watcher.pid) {
 			/* Reaped: its pid may be a task's process next. */
 			s->watcher.pid = -1;
@@ -383,6 +408,10 @@ static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, v
 		for (size_t i = 0; i < s->cfg->ntasks; i++) {
 			struct mg_task *t = &s->cfg->tasks[i];
 			if (t->pid == pid && t->state == MG_TASK_RUNNING) {
+				/* Resident memory is address space too: an exact lower
+				 * bound for the verdict, where sampling VmPeak can miss. */
+				if (t->rlimit_as && ru.ru_maxrss > 0)
+					note_as_peak(t, (uint64_t)ru.ru_maxrss * 1024);
 				task_exited(s, t, status);
 				break;
 			}
@@ -441,6 +470,30 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	return 0;
 }
 
+/* Under RLIMIT_AS: the address space each running task's main process has
+ * reached (VmPeak, a high-water mark), for the verdict on a task that fails
+ * near it. It must be read while the process runs: a zombie has no mm. */
+static void sample_as_peaks(const struct supervisor *s)
+{
+	for (size_t i = 0; s->cfg->rlimit_as && i < s->cfg->ntasks; i++) {
+		struct mg_task *t = &s->cfg->tasks[i];
+		uint64_t vmpeak;
+
+		/* Unreaped, so the pid is still this task's. */
+		if (t->state == MG_TASK_RUNNING && mg_proc_read_vmpeak(s->cfg->procfd, t->pid, &vmpeak) == 0)
+			note_as_peak(t, vmpeak);
+	}
+}
+
+static int on_as_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+
+	arm(s, &s->as_timer, s->cfg->watchdog_interval_usec, on_as_timer);
+	sample_as_peaks(s);
+	return 0;
+}
+
 /* Degraded mode: no cgroup bounds the tasks, so sum the RSS of every process
  * of each task (its tree, and what left it: scan_tasks) and kill a task past
  * its share. */
@@ -454,6 +507,7 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 	int n;
 
 	arm(s, &s->watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
+	sample_as_peaks(s);
 	if (!pages)
 		return 0;
 	n = scan_tasks(s, &procs, &task);
@@ -569,6 +623,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		cfg->tasks[i].cgfd = -1;
 	if (!cfg->placement && cfg->watchdog_interval_usec)
 		arm(&s, &s.watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
+	else if (cfg->rlimit_as && cfg->watchdog_interval_usec)
+		arm(&s, &s.as_timer, cfg->watchdog_interval_usec, on_as_timer);
 	if (!cfg->placement)
 		start_watcher(&s);
 
@@ -579,6 +635,7 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	sd_event_source_unref(s.grace_timer);
 	sd_event_source_unref(s.drain_timer);
 	sd_event_source_unref(s.watchdog_timer);
+	sd_event_source_unref(s.as_timer);
 	sd_event_unref(s.event);
 	int left = kill_leftovers(&s);
 	if (left > 0)

@@ -40,6 +40,13 @@ struct mg_task {
 	uint64_t start_usec, end_usec;
 	uint64_t drain_deadline_usec;
 	char daemon_reason[256]; /* memguardd's words, when it killed the task */
+	uint64_t rlimit_as;      /* its RLIMIT_AS; 0: none */
+	/* At least this much address space was reached under that limit: the
+	 * largest VmPeak sampled while the main process ran, or its ru_maxrss at
+	 * exit (resident memory is address space too). A lower bound: sampling
+	 * can miss the peak. */
+	uint64_t as_peak;
+	bool as_peak_known;
 };
 
 /* The exit status a task contributes: 0 on success, its exit code, 128+signal,

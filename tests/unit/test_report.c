@@ -220,6 +220,19 @@ static void task_reason_table(void **state)
 	above.peak = 3 * GiB;
 	struct mg_task above_child = exited_task(0, 1);
 	above_child.events.oom_kill = 1;
+	/* Failed by itself near a limit (memreason.c): the reason says which. */
+	struct mg_task near_as = exited_task(0, 1);
+	near_as.rlimit_as = 2 * GiB;
+	near_as.as_peak = 2 * GiB - 10 * MiB;
+	near_as.as_peak_known = true;
+	struct mg_task near_as_abort = near_as;
+	near_as_abort.wait_status = SIGABRT;
+	struct mg_task near_max = exited_task(0, 1);
+	near_max.limit = 2 * GiB;
+	near_max.peak = 1950 * MiB;
+	near_max.events.max = 4;
+	struct mg_task far = near_as;
+	far.as_peak = 1 * GiB;
 	const struct reason_case cases[] = {
 	        {"ok", exited_task(0, 0), "ok", NULL, {NULL}},
 	        {"exit 3", exited_task(0, 3), "failed with exit code 3", NULL, {NULL}},
@@ -259,6 +272,24 @@ static void task_reason_table(void **state)
 	         "killed by memguard at once on a second SIGINT",
 	         NULL,
 	         {NULL}},
+	        {"exit 1 near RLIMIT_AS",
+	         near_as,
+	         "failed with exit code 1 after reaching at least 99% of its 2GiB address-space limit "
+	         "(RLIMIT_AS): likely out of address space (a MemoryError in Python)",
+	         NULL,
+	         {NULL}},
+	        {"SIGABRT near RLIMIT_AS",
+	         near_as_abort,
+	         NULL,
+	         "killed by signal ABRT after reaching at least 99% of its 2GiB address-space limit",
+	         {NULL}},
+	        {"exit 1 near memory.max",
+	         near_max,
+	         "failed with exit code 1 after reaching 95% of its 2GiB share (memory.max), hit 4 times: "
+	         "possibly out of memory",
+	         NULL,
+	         {NULL}},
+	        {"exit 1 far below RLIMIT_AS", far, "failed with exit code 1", NULL, {NULL}},
 	        {"SIGTERM", signaled_task(0, SIGTERM), NULL, "killed by signal", {"TERM", NULL}},
 	        {"SIGSEGV", signaled_task(0, SIGSEGV), NULL, "killed by signal", {"SEGV", NULL}},
 	        {"exec ENOENT", exec_failed_task(0, ENOENT), NULL, "cannot execute", {"No such file", NULL}},
@@ -569,6 +600,47 @@ static void report_json_fields(void **state)
 	ft_free(&t);
 }
 
+/* The verdict's fields: what it rests on, and which limit a failed task came
+ * near, or null. */
+static const char memory_checker_py[] =
+        "import json, sys\n"
+        "d = json.loads(open(sys.argv[1], 'rb').read().decode('utf-8'))\n"
+        "for t in d['tasks']:\n"
+        "    print('task', t['index'], t['rlimit_as_bytes'], t['address_space_peak_bytes'],\n"
+        "          t['memory_max_bytes'], t['memory_max_events'], t['near_limit'], "
+        "t['near_limit_percent'])\n";
+
+static void report_json_memory_fields(void **state)
+{
+	const struct mg_run_info info = {.mode = "cgroup", .where = "run", .share = 2 * GiB, .parallel = 4};
+	struct mg_task tasks[] = {exited_task(0, 1), exited_task(1, 1), exited_task(2, 0), oom_task(3)};
+	struct fake_tree t;
+	char path[PATH_MAX + 16], *out;
+
+	ft_require_python();
+	tasks[0].rlimit_as = 2 * GiB;
+	tasks[0].as_peak = 1946 * MiB; /* 95% */
+	tasks[0].as_peak_known = true;
+	tasks[1].limit = 4 * GiB;
+	tasks[1].events.max = 2;
+	tasks[2].rlimit_as = 2 * GiB; /* near, but it succeeded */
+	tasks[2].as_peak = 2 * GiB;
+	tasks[2].as_peak_known = true;
+	tasks[3].limit = 2 * GiB;
+	ft_new(&t);
+	snprintf(path, sizeof(path), "%s/report.json", t.path);
+	assert_int_equal(mg_report_json(path, &info, tasks, MG_ARRAY_SIZE(tasks)), 0);
+	out = ft_check_python(memory_checker_py, path);
+	ft_assert_contains(out, "task 0 2147483648 2040528896 None 0 RLIMIT_AS 95\n");
+	ft_assert_contains(out, "task 1 None None 4294967296 2 memory.max 37\n");
+	ft_assert_contains(out, "task 2 2147483648 2147483648 None 0 None None\n");
+	ft_assert_contains(out,
+	                   "task 3 None None 2147483648 12 None None\n"); /* an OOM kill says so itself */
+	free(out);
+	assert_int_equal(count_other_entries(t.path, only_report), 0);
+	ft_free(&t);
+}
+
 static void report_json_raw_text(void **state)
 {
 	const struct mg_run_info info = {
@@ -874,6 +946,7 @@ int main(void)
 	        cmocka_unit_test(report_table_rows_and_summary),
 	        cmocka_unit_test(report_table_counts_and_signal),
 	        cmocka_unit_test(report_json_fields),
+	        cmocka_unit_test(report_json_memory_fields),
 	        cmocka_unit_test(report_json_raw_text),
 	        cmocka_unit_test(report_json_empty_run_and_overwrite),
 	        cmocka_unit_test(report_json_non_utf8_param),

@@ -1,6 +1,7 @@
 /* The supervisor in degraded mode (no cgroups): a second terminating signal
  * kills the tasks at once, and their reason says so; nothing a task started,
- * setsid and double-forked or not, outlives the run. */
+ * setsid and double-forked or not, outlives the run; VmPeak is sampled under
+ * RLIMIT_AS. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -169,12 +170,69 @@ static void main_process_dies_with_the_launcher(void **state)
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 }
 
+/* Under RLIMIT_AS, the address space a task reaches without touching it (so
+ * ru_maxrss stays small) is seen only by sampling VmPeak while it runs: the
+ * task that fails after filling its limit names it, the one that fails at
+ * once does not. */
+static void vmpeak_sampled_under_rlimit_as(void **state)
+{
+	static const char script[] = "import mmap, os, sys, time\n"
+	                             "if os.environ['MEMGUARD_TASK'] == '1':\n"
+	                             "    sys.exit(1)\n"
+	                             "maps = []\n"
+	                             "try:\n"
+	                             "    while True:\n"
+	                             "        maps.append(mmap.mmap(-1, 1 << 20))\n"
+	                             "except (OSError, MemoryError):\n"
+	                             "    pass\n"
+	                             "time.sleep(1)\n"
+	                             "sys.exit(1)\n";
+	char *command[] = {"python3", "-c", (char *)script, NULL};
+	struct mg_task tasks[2] = {{.index = 0}, {.index = 1}};
+	struct mg_supervisor_config cfg = {
+	        .command = command,
+	        .tasks = tasks,
+	        .ntasks = 2,
+	        .parallel = 2,
+	        .share = 1ull << 30, /* far above: the watchdog must not kill */
+	        .rlimit_as = 256ull << 20,
+	        .procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+	        .grace_usec = 60 * 1000000ull,
+	        .watchdog_interval_usec = 50000,
+	};
+	char why[256];
+
+	ft_require_python();
+	assert_true(cfg.procfd >= 0);
+	assert_int_equal(mg_supervise(&cfg, NULL), 0);
+	close(cfg.procfd);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(tasks[i].state, MG_TASK_DONE);
+		assert_true(tasks[i].exited && WIFEXITED(tasks[i].wait_status));
+		assert_int_equal(WEXITSTATUS(tasks[i].wait_status), 1);
+		assert_int_equal(tasks[i].rlimit_as, cfg.rlimit_as);
+		assert_true(tasks[i].as_peak_known);
+		/* The RSS the watchdog saw stayed far below: untouched mappings. */
+		assert_true(tasks[i].peak < cfg.rlimit_as / 2);
+	}
+	print_message("task 0: as_peak %llu of %llu; task 1: %llu\n", (unsigned long long)tasks[0].as_peak,
+	              (unsigned long long)cfg.rlimit_as, (unsigned long long)tasks[1].as_peak);
+	assert_true(tasks[0].as_peak >= cfg.rlimit_as / 100 * 95);
+	assert_true(tasks[0].as_peak <= cfg.rlimit_as);
+	mg_task_reason(&tasks[0], why, sizeof(why));
+	ft_assert_contains(why, "failed with exit code 1 after reaching at least ");
+	ft_assert_contains(why, "of its 256MiB address-space limit (RLIMIT_AS)");
+	assert_true(tasks[1].as_peak < cfg.rlimit_as / 2);
+	assert_string_equal(mg_task_reason(&tasks[1], why, sizeof(why)), "failed with exit code 1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(second_sigterm_kills_at_once),
 	        cmocka_unit_test(escaped_grandchild_dies_with_the_run),
 	        cmocka_unit_test(main_process_dies_with_the_launcher),
+	        cmocka_unit_test(vmpeak_sampled_under_rlimit_as),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,10 +136,11 @@ note "[${SECONDS}s] runaway: status $status, reason: $reason"
 slurm_assert_eq "$s0 $s1 $s3" "0 0 0" "the steady tasks' statuses"
 slurm_assert_eq "$r_exit" "$status" "report's exit status (the runaway's)"
 if [ "$EXPECT_MODE" = degraded ]; then
-	# Without a cgroup of its own, the runaway meets its RLIMIT_AS (mmap fails, memhog exits 2) or the
-	# RSS watchdog; never Slurm's memory.max, which would make the job OUT_OF_MEMORY.
+	# Without a cgroup of its own, the runaway meets its RLIMIT_AS (mmap fails, memhog exits 2; the
+	# reason may add how near it came) or the RSS watchdog; never Slurm's memory.max, which would make
+	# the job OUT_OF_MEMORY.
 	case $reason in
-	"killed by memguard: RSS "* | "failed with exit code 2") ;;
+	"killed by memguard: RSS "* | "failed with exit code 2"*) ;;
 	*) slurm_fail "runaway stopped by something else than RLIMIT_AS or the watchdog: $reason" ;;
 	esac
 else
