@@ -121,6 +121,19 @@ static void forget_unseen(struct daemon *d)
 	d->nw = kept;
 }
 
+/* An empty cgroup is not guarded yet. inotify saw it created, but a task
+ * moving in (clone3 into it, a write to cgroup.procs) creates nothing: its
+ * cgroup.events changing is what brings the rescan that admits it. */
+static void watch_until_populated(struct daemon *d, const char *path)
+{
+	char file[sizeof(d->mount) + 512 + 32];
+
+	if (d->inotify_fd < 0)
+		return;
+	snprintf(file, sizeof(file), "%s/%s/cgroup.events", d->mount, path);
+	(void)inotify_add_watch(d->inotify_fd, file, IN_MODIFY);
+}
+
 /* Finds the guarded cgroups, arms a trigger on each new one, forgets the gone. */
 void guards_rescan(struct daemon *d)
 {
@@ -144,6 +157,8 @@ void guards_rescan(struct daemon *d)
 		struct mg_scope_candidate *c = &cands.c[k];
 		if (mg_scope_probe(d->mountfd, c) < 0)
 			c->populated = c->has_memory = false; /* gone: not guarded */
+		else if (!c->populated)
+			watch_until_populated(d, c->path);
 		c->protected_ = mg_protect_match_cgroup(protect, c->path);
 	}
 	mg_scope_admit(cands.c, cands.n, MAX_GUARDED, MG_SCOPE_MAX_PER_OWNER, &dropped);
