@@ -232,6 +232,7 @@ int daemon_evaluate(struct daemon *d)
 			kill_victim(d, v, &snaps[dec.victim], dec.why, node.now_usec);
 			break;
 		}
+		daemon_metrics_update(d, &node, &dec);
 	}
 	d->trigger_fired = false;
 	r = mg_event_arm_timer(d->event, &d->poll_timer,
@@ -569,5 +570,6 @@ int main(int argc, char **argv)
 	close(d.inotify_fd);
 	sd_event_unref(d.event);
 	free(d.w);
+	mg_metrics_done(&d.metrics.text);
 	return r < 0 ? 1 : 0;
 }
