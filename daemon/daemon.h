@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "daemon_metrics.h"
 #include "memguard/config.h"
 #include "memguard/meminfo.h"
 #include "placesvc.h"
@@ -63,6 +64,7 @@ struct daemon {
 	char outsider_path[256]; /* read_outsider()'s result */
 	char blamed[256];        /* the offender last named, and when */
 	uint64_t blamed_usec;
+	struct mg_daemon_metrics metrics; /* metrics.c */
 };
 
 /* Decides and acts on the node's state now (main.c); triggers call it. */

@@ -243,6 +243,7 @@ int daemon_evaluate(struct daemon *d)
 			kill_victim(d, v, &snaps[dec.victim], dec.why, node.now_usec);
 			break;
 		}
+		daemon_metrics_update(d, &node, &dec);
 	}
 	d->trigger_fired = false;
 	r = mg_event_arm_timer(d->event, &d->poll_timer,
@@ -586,5 +587,6 @@ int main(int argc, char **argv)
 	close(d.fence_fd);
 	sd_event_unref(d.event);
 	free(d.w);
+	mg_metrics_done(&d.metrics.text);
 	return r < 0 ? 1 : 0;
 }

@@ -19,6 +19,7 @@
 #include "memguard/paths.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "metrics.h"
 #include "options.h"
 #include "placement.h"
 #include "preflight.h"
@@ -150,6 +151,10 @@ static int preflight(const struct launch *l)
 
 	if (l->opt.report_path && (r = mg_report_check(l->opt.report_path)) < 0) {
 		mg_log_errno(LOG_ERR, r, "cannot write the report %s: %m", l->opt.report_path);
+		return MG_EXIT_USAGE;
+	}
+	if (l->opt.metrics_path && (r = mg_report_check(l->opt.metrics_path)) < 0) {
+		mg_log_errno(LOG_ERR, r, "cannot write the metrics file %s: %m", l->opt.metrics_path);
 		return MG_EXIT_USAGE;
 	}
 	if (l->opt.tasks_file && strstr(name, "{}"))
@@ -372,7 +377,9 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .signal_received = signal_name,
 	};
 
-	return mg_report_finish(l->opt.quiet ? NULL : stderr, l->opt.report_path, &info, tasks, l->total);
+	return mg_run_metrics_finish(
+	        l->opt.metrics_path, &info, tasks, l->total,
+	        mg_report_finish(l->opt.quiet ? NULL : stderr, l->opt.report_path, &info, tasks, l->total));
 }
 
 int main(int argc, char **argv)

@@ -30,6 +30,7 @@ enum {
 	OPT_VERSION,
 	OPT_ELASTIC,
 	OPT_STRICT,
+	OPT_METRICS,
 };
 
 static const struct option long_options[] = {
@@ -49,6 +50,7 @@ static const struct option long_options[] = {
         {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"report", required_argument, NULL, OPT_REPORT},
+        {"metrics", required_argument, NULL, OPT_METRICS},
         {"config", required_argument, NULL, OPT_CONFIG},
         {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
         {"grace", required_argument, NULL, OPT_GRACE},
@@ -86,6 +88,7 @@ void mg_options_usage(void *out)
 	      "      --explain           print where every number came from, then run\n"
 	      "      --dry-run           print the plan and exit\n"
 	      "      --report FILE       write the summary as JSON to FILE\n"
+	      "      --metrics FILE      write the run's metrics in Prometheus' text format to FILE\n"
 	      "      --config FILE       read FILE instead of " MG_CONFIG_FILE "\n"
 	      "      --cgroup-parent P   create task cgroups below P (relative to the cgroup mount)\n"
 	      "  -q, --quiet             no summary table\n"
@@ -93,11 +96,11 @@ void mg_options_usage(void *out)
 	      "  -h, --help              this text\n"
 	      "      --version           the version\n"
 	      "\n"
-	      "Exit status: 0 when every task succeeded; 125 memguard's own error (a report that\n"
-	      "cannot be written too); 126 when COMMAND cannot be executed, 127 when it is not found\n"
-	      "(checked before any task starts); else the status of the first task (lowest index)\n"
-	      "that failed: its exit code, 128+signal when killed, 126 when it could not be\n"
-	      "executed, 127 when it was not found.\n",
+	      "Exit status: 0 when every task succeeded; 125 memguard's own error (a report or\n"
+	      "metrics file that cannot be written too); 126 when COMMAND cannot be executed,\n"
+	      "127 when it is not found (checked before any task starts); else the status of\n"
+	      "the first task (lowest index) that failed: its exit code, 128+signal when\n"
+	      "killed, 126 when it could not be executed, 127 when it was not found.\n",
 	      out);
 }
 
@@ -223,6 +226,9 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 			break;
 		case OPT_REPORT:
 			o.report_path = optarg;
+			break;
+		case OPT_METRICS:
+			o.metrics_path = optarg;
 			break;
 		case OPT_CONFIG:
 			o.config_path = optarg;

@@ -37,6 +37,7 @@ struct mg_options {
 	bool quiet;
 	int verbose;
 	const char *report_path;   /* --report FILE.json */
+	const char *metrics_path;  /* --metrics FILE.prom */
 	const char *config_path;   /* --config FILE */
 	const char *cgroup_parent; /* --cgroup-parent PATH, relative to the cgroup mount */
 	uint64_t grace_usec;       /* --grace, MG_GRACE_UNSET: from config */

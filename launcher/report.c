@@ -8,13 +8,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "memguard/json.h"
 #include "memguard/log.h"
+#include "memguard/metrics.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "memreason.h"
@@ -166,37 +166,24 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 	        info->signal_received ? info->signal_received : "");
 }
 
-/* Creates path.tmp-<random> for writing, never through a symlink or over an
- * existing file: a predictable name in a shared directory would let anyone
- * plant a link there. The name comes back in tmp. */
+/* The report's temporary file (mg_atomic_open) as a stream; the name comes
+ * back in tmp. */
 static FILE *open_temp(const char *path, char *tmp, size_t size)
 {
-	for (int attempt = 0; attempt < 100; attempt++) {
-		uint64_t rnd;
-		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
-			rnd = (mg_now_usec() + (uint64_t)attempt) * UINT64_C(0x9e3779b97f4a7c15) +
-			      (uint64_t)getpid();
-		int len = snprintf(tmp, size, "%s.tmp-%016" PRIx64, path, rnd);
-		if (len < 0 || (size_t)len >= size) {
-			errno = ENAMETOOLONG;
-			return NULL;
-		}
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-		if (fd < 0 && errno == EEXIST)
-			continue;
-		if (fd < 0)
-			return NULL;
-		FILE *f = fdopen(fd, "w");
-		if (!f) {
-			int saved = errno;
-			close(fd);
-			unlink(tmp);
-			errno = saved;
-		}
-		return f;
+	int fd = mg_atomic_open(path, 0666, tmp, size);
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
 	}
-	errno = EEXIST;
-	return NULL;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int saved = errno;
+		close(fd);
+		unlink(tmp);
+		errno = saved;
+	}
+	return f;
 }
 
 static void json_u64_or_null(FILE *f, const char *key, bool known, uint64_t value)

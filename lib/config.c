@@ -48,6 +48,8 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .dry_run = false,
 	        .throttle = true,
 	        .kill_log = "/var/log/memguard/kills.jsonl",
+	        .metrics_file = "",
+	        .metrics_interval_usec = 60 * 1000000ull,
 	};
 }
 
@@ -57,9 +59,10 @@ enum key_type {
 	KEY_BOOL,
 	KEY_PERCENT,
 	KEY_DURATION,
-	KEY_NAME, /* a plain name: letters, digits, . _ - */
-	KEY_LIST, /* words separated by spaces */
-	KEY_PATH, /* an absolute path */
+	KEY_NAME,        /* a plain name: letters, digits, . _ - */
+	KEY_LIST,        /* words separated by spaces */
+	KEY_PATH,        /* an absolute path */
+	KEY_PATH_OR_OFF, /* an absolute path, or nothing: off */
 	KEY_RLIMIT,
 	KEY_MODE,
 	KEY_LEVEL,
@@ -102,6 +105,8 @@ static const struct key keys[] = {
         KEY("daemon", "dry_run", KEY_BOOL, dry_run),
         KEY("daemon", "throttle", KEY_BOOL, throttle),
         KEY("daemon", "kill_log", KEY_PATH, kill_log),
+        KEY("daemon", "metrics_file", KEY_PATH_OR_OFF, metrics_file),
+        KEY("daemon", "metrics_interval", KEY_DURATION, metrics_interval_usec),
         KEY("log", "level", KEY_LEVEL, log_level),
 };
 
@@ -169,8 +174,10 @@ static int parse_value(const struct key *k, const char *v, void *dst, const char
 		strcpy(dst, v);
 		return 0;
 	case KEY_PATH:
-		*why = "expected an absolute path";
-		if (v[0] != '/' || strlen(v) >= k->size)
+	case KEY_PATH_OR_OFF:
+		*why = k->type == KEY_PATH ? "expected an absolute path"
+		                           : "expected an absolute path or nothing";
+		if ((v[0] != '/' && (k->type == KEY_PATH || *v)) || strlen(v) >= k->size)
 			return -EINVAL;
 		strcpy(dst, v);
 		return 0;

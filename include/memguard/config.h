@@ -52,6 +52,8 @@ struct mg_config {
 	bool dry_run;                 /* decide and log, never kill */
 	bool throttle;                /* first lower the victim's memory.high; kill if that is not enough */
 	char kill_log[256];           /* JSON lines, one per kill */
+	char metrics_file[256];       /* Prometheus text file for node_exporter; "" = none */
+	uint64_t metrics_interval_usec; /* at idle, write it at most this often */
 };
 
 void mg_config_defaults(struct mg_config *cfg);

@@ -138,6 +138,8 @@ command not executable         | 126 | 1 | Permission denied               | \$M
 --report into a missing directory | 125 | 1 | No such file or directory    | \$M --dry-run --report /nonexistent/r.json -- true
 --report is a directory        | 125 | 1 | Is a directory                  | \$M --dry-run --report /tmp -- true
 --report not writable          | 125 | 1 | Permission denied               | $nobody \$M --dry-run --report \$W/ro/r.json -- true
+--metrics into a missing directory | 125 | 1 | cannot write the metrics file | \$M --dry-run --metrics /nonexistent/m.prom -- true
+--metrics not writable         | 125 | 1 | Permission denied               | $nobody \$M --dry-run --metrics \$W/ro/m.prom -- true
 --tasks missing                | 125 | 1 | No such file or directory       | \$M --tasks /nonexistent -- echo {}
 --tasks a directory            | 125 | 1 | Is a directory                  | \$M --tasks /tmp -- echo {}
 --tasks unreadable             | 125 | 1 | Permission denied               | $nobody \$M --tasks \$W/unreadable -- echo {}

@@ -27,18 +27,13 @@ struct long_opt {
 	const char *arg; /* NULL: no argument */
 };
 static const struct long_opt all_long_options[] = {
-        {"ntasks", "4"},         {"tasks", "params.txt"},
-        {"mem-per-task", "1G"},  {"mem", "8G"},
-        {"reserve", "5%"},       {"runtime", "pypy"},
-        {"no-heap-flags", NULL}, {"rlimit-as", "auto"},
-        {"memory-high", "90%"},  {"elastic", NULL},
-        {"strict", NULL},        {"require-cgroups", NULL},
-        {"no-cgroups", NULL},    {"explain", NULL},
-        {"dry-run", NULL},       {"report", "r.json"},
-        {"config", "m.conf"},    {"cgroup-parent", "hpc"},
-        {"grace", "5s"},         {"quiet", NULL},
-        {"verbose", NULL},       {"help", NULL},
-        {"version", NULL},       {NULL, NULL}, /* keeps clang-format from packing the table */
+        {"ntasks", "4"},        {"tasks", "params.txt"},  {"mem-per-task", "1G"},  {"mem", "8G"},
+        {"reserve", "5%"},      {"runtime", "pypy"},      {"no-heap-flags", NULL}, {"rlimit-as", "auto"},
+        {"memory-high", "90%"}, {"elastic", NULL},        {"strict", NULL},        {"require-cgroups", NULL},
+        {"no-cgroups", NULL},   {"explain", NULL},        {"dry-run", NULL},       {"report", "r.json"},
+        {"config", "m.conf"},   {"cgroup-parent", "hpc"}, {"grace", "5s"},         {"quiet", NULL},
+        {"verbose", NULL},      {"help", NULL},           {"version", NULL},       {"metrics", "m.prom"},
+        {NULL, NULL}, /* keeps clang-format from packing the table */
 };
 
 /* argv as the parser gets it: a mutable, NULL-terminated copy of the
@@ -158,6 +153,7 @@ static void assert_options_equal(const struct mg_options *got, const struct mg_o
 	assert_str_or_null(got->tasks_file, want->tasks_file, "tasks_file", name);
 	assert_str_or_null(got->reserve, want->reserve, "reserve", name);
 	assert_str_or_null(got->report_path, want->report_path, "report_path", name);
+	assert_str_or_null(got->metrics_path, want->metrics_path, "metrics_path", name);
 	assert_str_or_null(got->config_path, want->config_path, "config_path", name);
 	assert_str_or_null(got->cgroup_parent, want->cgroup_parent, "cgroup_parent", name);
 }
@@ -298,6 +294,8 @@ static void every_option_table(void **state)
 	        {{"--dry-run"}, {.dry_run = true, .explain = true}},
 	        {{"--report", "out.json"}, {.report_path = "out.json"}},
 	        {{"--report=/tmp/r.json"}, {.report_path = "/tmp/r.json"}},
+	        {{"--metrics", "run.prom"}, {.metrics_path = "run.prom"}},
+	        {{"--metrics=/tmp/m.prom"}, {.metrics_path = "/tmp/m.prom"}},
 	        {{"--config", "my.conf"}, {.config_path = "my.conf"}},
 	        {{"--cgroup-parent", "hpc/memguard"}, {.cgroup_parent = "hpc/memguard"}},
 	        {{"--cgroup-parent=jobs"}, {.cgroup_parent = "jobs"}},
@@ -359,6 +357,8 @@ static void every_option_table(void **state)
 		want.verbose = c->verbose;
 		if (c->report_path)
 			want.report_path = c->report_path;
+		if (c->metrics_path)
+			want.metrics_path = c->metrics_path;
 		if (c->config_path)
 			want.config_path = c->config_path;
 		if (c->cgroup_parent)
