@@ -47,6 +47,12 @@ step "integration tests in a VM (real cgroup v2, PSI, memory pressure)"
 # per-test limit keeps a hung test from passing without failing a slow one.
 tests/vm/run-suite.sh --test-timeout 300
 
+step "the Debian package: build it into build-deb/ (the VM test below installs it) and lint it"
+# build-deb/ is inside the repo, which the guest shares; the host's /tmp it does not see.
+rm -rf build-deb
+packaging/build-deb.sh build-deb
+lintian --fail-on error --info --display-info build-deb/memguard_*.changes
+
 step "the systemd unit and a real Slurm in a VM with systemd as PID 1"
 # The executable tests only (slurm_lib.sh is sourced); Slurm needs the memory and a few minutes.
 MEMGUARD_SUITE_TESTS='tests/integration/systemd/*.sh' \
