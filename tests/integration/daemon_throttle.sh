@@ -28,6 +28,19 @@ run_tasks() {
 	assert_eq "$status" "$want" "exit status"
 }
 
+# restart_with_floors_in_mib: a fresh log and kill log, memguardd acting below
+# 400 MiB (hard floor 200 MiB), caches dropped; sets avail (MiB).
+restart_with_floors_in_mib() {
+	: >"$work/daemon.log"
+	rm -f "$work/kills.jsonl"
+	start_daemon "throttle = yes
+available_min = 400M
+available_pressure = 500M"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+}
+
 run_tasks "$work/r.json" "[0, 0, 0, 137]" 137 -n 4 --mem 860M -- sh -c \
 	'if [ "$MEMGUARD_TASK" = 3 ]; then exec '"$memhog"' -d 20 -H 8000 1200;
 	 else exec '"$memhog"' -d 40 -H 6000 150; fi'
@@ -45,14 +58,7 @@ assert_no_leftover
 # 400 MiB, its hard floor is 200 MiB, and the two tasks together leave about
 # 300 MiB (MemAvailable moves by tens of MiB between runs). The big one is
 # fenced on the way and must still finish.
-: >"$work/daemon.log"
-rm -f "$work/kills.jsonl"
-start_daemon "throttle = yes
-available_min = 400M
-available_pressure = 500M"
-sync
-echo 3 >/proc/sys/vm/drop_caches
-avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+restart_with_floors_in_mib
 big=$((avail - 64 - 300))
 ((big > 200)) || fail "MemAvailable is only $avail MiB: too little for this test"
 echo "    MemAvailable $avail MiB: the big task takes $big MiB, the small one 64 MiB"
@@ -67,14 +73,7 @@ assert_no_leftover
 # 3. Floors in MiB again: act below 400 MiB, hard floor 200 MiB. The fence
 # gives the runaway three quarters of what is left above the hard floor, so it
 # meets the fence near 250 MiB: only the event can kill it there.
-: >"$work/daemon.log"
-rm -f "$work/kills.jsonl"
-start_daemon "throttle = yes
-available_min = 400M
-available_pressure = 500M"
-sync
-echo 3 >/proc/sys/vm/drop_caches
-avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+restart_with_floors_in_mib
 ((avail > 600)) || fail "MemAvailable is only $avail MiB: too little for this test"
 run_tasks "$work/r3.json" "[0, 0, 0, 137]" 137 -n 4 --elastic --mem "${avail}M" -- sh -c \
 	'if [ "$MEMGUARD_TASK" = 3 ]; then exec '"$memhog"' -d 20 inf;
