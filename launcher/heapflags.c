@@ -390,3 +390,172 @@ int mg_heap_settings(enum mg_runtime rt, uint64_t share_bytes, char *const envp[
 	}
 	return n;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Worker pools */
+
+/* A Celery prefork worker's main process (measured: 49 MB RSS idle with
+ * Debian's celery 5.2.6) stays in the task's cgroup beside its children. */
+#define CELERY_MAIN_RESERVE (64 * MIB)
+/* And 1/8 of the share for what a child grows during the task that pushes
+ * it over: billiard checks the limit only after each task. */
+#define CELERY_HEADROOM 8
+
+/* A positive count that fits an unsigned: "4". Pure. */
+static bool parse_count(const char *s, unsigned *ret)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return false;
+	for (; *s; s++)
+		if (!is_digit(*s) || __builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v) || v > UINT32_MAX)
+			return false;
+	if (v == 0)
+		return false;
+	*ret = (unsigned)v;
+	return true;
+}
+
+/* The value of option long_name (or short_name, may be NULL) at c->tok[*i]:
+ * "--long=v", "--long v", "-sv", "-s v". NULL when the token is not the
+ * option; *found tells a missing value from another option. */
+static const char *option_value(const struct mg_cmdline *c, size_t *i, const char *long_name,
+                                const char *short_name, bool *found)
+{
+	const char *t = c->tok[*i];
+	size_t len = strlen(long_name);
+
+	if (strncmp(t, long_name, len) == 0 && (t[len] == '=' || t[len] == '\0')) {
+		*found = true;
+		if (t[len] == '=')
+			return t + len + 1;
+		return ++*i < c->n ? c->tok[*i] : NULL;
+	}
+	if (short_name && strncmp(t, short_name, 2) == 0) {
+		*found = true;
+		if (t[2])
+			return t + 2;
+		return ++*i < c->n ? c->tok[*i] : NULL;
+	}
+	return NULL;
+}
+
+static size_t argv_count(char *const argv[])
+{
+	size_t n = 0;
+
+	while (argv && argv[n])
+		n++;
+	return n;
+}
+
+/* dask worker: --memory-limit per worker process. */
+static int dask_settings(const struct mg_cmdline *c, size_t first, uint64_t share,
+                         struct mg_pool_settings *ret)
+{
+	unsigned nworkers = 1;
+
+	for (size_t i = first; i < c->n; i++) {
+		const char *t = c->tok[i], *v;
+		bool found = false;
+
+		if (streq(t, "--"))
+			return 0; /* a word appended now would be an argument, not an option */
+		v = option_value(c, &i, "--memory-limit", NULL, &found);
+		if (found)
+			return 0; /* the user's, whatever its value */
+		v = option_value(c, &i, "--nworkers", NULL, &found);
+		if (!found)
+			v = option_value(c, &i, "--nprocs", NULL, &found);
+		if (found && !parse_count(v, &nworkers))
+			return 0; /* "auto", negative: the split is Dask's to guess */
+	}
+	snprintf(ret->arg, sizeof(ret->arg), "--memory-limit=%" PRIu64, share / nworkers);
+	return 1;
+}
+
+/* The option's value from the worker's arguments, else from click's
+ * CELERY_WORKER_* variable, else NULL. */
+static const char *celery_option(const struct mg_cmdline *c, size_t first, const struct user_env *u,
+                                 const char *long_name, const char *short_name, const char *env_name)
+{
+	const char *v = NULL;
+	bool any = false;
+
+	for (size_t i = first; i < c->n; i++) {
+		bool found = false;
+		const char *w = option_value(c, &i, long_name, short_name, &found);
+		if (found) {
+			v = w; /* click: the last one wins */
+			any = true;
+		}
+	}
+	return any ? v : user_env_get(u, env_name, NULL);
+}
+
+/* celery worker (prefork): CELERY_WORKER_MAX_MEMORY_PER_CHILD in KiB. */
+static int celery_settings(const struct mg_cmdline *c, size_t first, const struct user_env *u, uint64_t share,
+                           struct mg_pool_settings *ret)
+{
+	const char *pool, *limit_env = "CELERY_WORKER_MAX_MEMORY_PER_CHILD";
+	uint64_t usable, child;
+	unsigned children;
+	bool found = false;
+
+	if (user_env_set(u, limit_env))
+		return 0; /* set, even empty: the user decided */
+	for (size_t i = first; i < c->n; i++) {
+		option_value(c, &i, "--max-memory-per-child", NULL, &found);
+		if (found)
+			return 0;
+		option_value(c, &i, "--autoscale", NULL, &found);
+		if (found)
+			return 0; /* the number of children varies */
+	}
+	/* Only prefork recycles children; solo and threads run tasks in the
+	 * main process, eventlet and gevent in greenlets. */
+	pool = celery_option(c, first, u, "--pool", "-P", "CELERY_WORKER_POOL");
+	if (pool && !streq(pool, "prefork") && !streq(pool, "processes"))
+		return 0;
+	/* Without --concurrency Celery starts one child per CPU of the node,
+	 * which memguard cannot split a share among. */
+	if (!parse_count(celery_option(c, first, u, "--concurrency", "-c", "CELERY_WORKER_CONCURRENCY"),
+	                 &children))
+		return 0;
+	usable = share - share / CELERY_HEADROOM;
+	child = usable > CELERY_MAIN_RESERVE ? usable - CELERY_MAIN_RESERVE : 0;
+	if (child < share / 4)
+		child = share / 4;
+	child /= children;
+	if (child < 1024)
+		return 0;
+	add_setting(&ret->env, &(int){0}, limit_env, "%" PRIu64, child / 1024);
+	return ret->env.name[0] ? 1 : 0;
+}
+
+int mg_pool_settings(enum mg_pool pool, uint64_t share_bytes, char *const envp[], char *const argv[],
+                     struct mg_pool_settings *ret)
+{
+	struct mg_cmdline cmd;
+	struct user_env u = {.envp = envp, .cmd = &cmd};
+	size_t first;
+
+	if (!ret)
+		return 0;
+	*ret = (struct mg_pool_settings){0};
+	if (share_bytes == 0 || share_bytes >= SHARE_NO_LIMIT || argv_count(argv) > MG_CMD_TOKENS_MAX)
+		return 0; /* past MG_CMD_TOKENS_MAX we would not see the user's own setting */
+	mg_cmdline_init(&cmd, argv);
+	if (mg_cmdline_unwrap(&cmd) < 0 || mg_pool_locate(&cmd, &first) != pool)
+		return 0;
+	switch (pool) {
+	case MG_POOL_DASK:
+		return dask_settings(&cmd, first, share_bytes, ret);
+	case MG_POOL_CELERY:
+		return celery_settings(&cmd, first, &u, share_bytes, ret);
+	default:
+		return 0;
+	}
+}

@@ -40,6 +40,24 @@ static bool env_setting_present(const struct mg_env_setting *env, size_t n, cons
 	return false;
 }
 
+/* A copy of argv (NULL-terminated) with word appended; the strings are
+ * borrowed. Returns 0 or -ENOMEM. */
+static int append_word(char **argv, char *word, char ***ret)
+{
+	size_t n = 0;
+	char **copy;
+
+	while (argv[n])
+		n++;
+	copy = calloc(n + 2, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, argv, n * sizeof(*copy));
+	copy[n] = word;
+	*ret = copy;
+	return 0;
+}
+
 static unsigned cpus_allowed(void)
 {
 	cpu_set_t set;
@@ -105,8 +123,11 @@ struct launch {
 	/* limits */
 	enum mg_runtime rt;
 	const char *rt_why;
-	struct mg_env_setting heap_env[MG_HEAP_SETTINGS_MAX + 1];
+	struct mg_env_setting heap_env[MG_HEAP_SETTINGS_MAX + 2]; /* + MALLOC_ARENA_MAX + a pool's */
 	size_t nheap;
+	enum mg_pool pool;
+	struct mg_pool_settings pool_set;
+	char **command; /* opt.command, or a copy with the pool's word appended */
 	struct mg_limits limits;
 	char mode[3 * PATH_MAX]; /* the mode in words, for --explain */
 };
@@ -241,6 +262,15 @@ static int set_limits(struct launch *l)
 	if (opt->heap_flags != 0 && cfg->heap_flags)
 		l->nheap =
 		        (size_t)mg_heap_settings(l->rt, l->budget.share, environ, opt->command, l->heap_env);
+	l->pool = mg_pool_detect(opt->command);
+	l->command = opt->command;
+	if (l->pool != MG_POOL_NONE && opt->heap_flags != 0 && cfg->heap_flags &&
+	    mg_pool_settings(l->pool, l->budget.share, environ, opt->command, &l->pool_set) > 0) {
+		if (l->pool_set.env.name[0])
+			l->heap_env[l->nheap++] = l->pool_set.env;
+		if (l->pool_set.arg[0] && (r = append_word(opt->command, l->pool_set.arg, &l->command)) < 0)
+			return mg_log_errno(LOG_ERR, r, "cannot add %s to the command: %m", l->pool_set.arg);
+	}
 
 	bool daemon = daemon_running();
 	struct mg_limits_input in = {
@@ -251,7 +281,10 @@ static int set_limits(struct launch *l)
 	        .usable = l->budget.usable,
 	        .high_percent = opt->memory_high >= 0 ? (unsigned)opt->memory_high : cfg->high_percent,
 	        .rlimit_as = opt->rlimit_as >= 0 ? (enum mg_rlimit_as_mode)opt->rlimit_as : cfg->rlimit_as,
-	        .runtime_wants_rlimit_as = mg_runtime_wants_rlimit_as(l->rt),
+	        /* A pool worker is a server: its threads, children and their
+	         * reservations are no runaway (Dask idles at 350 MB of address
+	         * space), and the pool's own limit acts first. */
+	        .runtime_wants_rlimit_as = mg_runtime_wants_rlimit_as(l->rt) && l->pool == MG_POOL_NONE,
 	        .swap_max = cfg->swap_max,
 	        .oom_group = cfg->oom_group,
 	};
@@ -312,6 +345,9 @@ static void explain(const struct launch *l)
 	for (size_t i = 0; i < l->nheap; i++)
 		fprintf(stderr, "memguard: heap flag                %s=%s\n", l->heap_env[i].name,
 		        l->heap_env[i].value);
+	if (l->pool != MG_POOL_NONE)
+		fprintf(stderr, "memguard: worker pool              %s%s%s\n", mg_pool_name(l->pool),
+		        l->pool_set.arg[0] ? ", appended " : "", l->pool_set.arg);
 	fprintf(stderr, "memguard: RLIMIT_AS                %s\n",
 	        l->limits.rlimit_as ? mg_size_format(l->limits.rlimit_as, s) : "not set");
 	fprintf(stderr, "memguard: mode                     %s\n", l->mode);
@@ -341,7 +377,7 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 		nofile_raised = setrlimit(RLIMIT_NOFILE, &raised) == 0;
 	}
 	struct mg_supervisor_config sc = {
-	        .command = l->opt.command,
+	        .command = l->command,
 	        .tasks = tasks,
 	        .ntasks = l->total,
 	        .parallel = l->parallel,
@@ -412,6 +448,8 @@ int main(int argc, char **argv)
 		free(tasks);
 	}
 out:
+	if (l.command != l.opt.command)
+		free(l.command);
 	mg_placement_teardown(&l.placement);
 	mg_cgroup_mount_done(&l.mount);
 	mg_tasklist_done(&l.list);

@@ -299,3 +299,123 @@ enum mg_runtime mg_runtime_detect(char *const argv[], const char *path_env, cons
 		return MG_RUNTIME_GENERIC;
 	}
 }
+
+/* ---------------------------------------------------------------------- */
+/* Worker pools */
+
+static const char *const pool_names[MG_POOL__COUNT] = {
+        [MG_POOL_NONE] = "none",
+        [MG_POOL_DASK] = "dask",
+        [MG_POOL_CELERY] = "celery",
+};
+
+const char *mg_pool_name(enum mg_pool pool)
+{
+	if ((unsigned)pool >= MG_POOL__COUNT)
+		return "invalid";
+	return pool_names[pool];
+}
+
+/* Whether t is one of opts. */
+static bool option_is(const char *t, const char *const *opts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(t, opts[i]))
+			return true;
+	return false;
+}
+
+/* celery [global options] worker ...: the index of "worker", or 0. */
+static size_t celery_worker_index(const struct mg_cmdline *c, size_t i)
+{
+	/* celery/bin/celery.py: the global options that take a value. */
+	static const char *const with_value[] = {
+	        "-A", "--app", "-b", "--broker", "--result-backend", "--loader", "--config", "--workdir"};
+
+	for (; i < c->n; i++) {
+		const char *t = c->tok[i];
+
+		if (t[0] != '-')
+			return streq(t, "worker") ? i : 0;
+		if (option_is(t, with_value, MG_ARRAY_SIZE(with_value)))
+			i++;
+	}
+	return 0;
+}
+
+/* python [options] -m MODULE: the index of MODULE, or 0. */
+static size_t python_module_index(const struct mg_cmdline *c)
+{
+	for (size_t i = 1; i < c->n; i++) {
+		const char *t = c->tok[i];
+
+		if (t[0] != '-' || streq(t, "-") || streq(t, "--") || streq(t, "-c"))
+			return 0; /* a script, stdin or -c: no module */
+		if (streq(t, "-m"))
+			return i + 1 < c->n ? i + 1 : 0;
+		if (streq(t, "-W") || streq(t, "-X") || streq(t, "--check-hash-based-pycs"))
+			i++;
+	}
+	return 0;
+}
+
+enum mg_pool mg_pool_locate(const struct mg_cmdline *c, size_t *ret_first)
+{
+	const char *base;
+	size_t w;
+
+	*ret_first = c->n;
+	if (c->n == 0)
+		return MG_POOL_NONE;
+	base = base_name(c->tok[0]);
+	if (streq(base, "dask-worker")) {
+		*ret_first = 1;
+		return MG_POOL_DASK;
+	}
+	if (streq(base, "dask")) {
+		if (c->n < 2 || !streq(c->tok[1], "worker"))
+			return MG_POOL_NONE;
+		*ret_first = 2;
+		return MG_POOL_DASK;
+	}
+	if (streq(base, "celery")) {
+		w = celery_worker_index(c, 1);
+		if (w == 0)
+			return MG_POOL_NONE;
+		*ret_first = w + 1;
+		return MG_POOL_CELERY;
+	}
+	switch (mg_runtime_from_program_name(base)) {
+	case MG_RUNTIME_CPYTHON:
+	case MG_RUNTIME_PYPY:
+		break;
+	default:
+		return MG_POOL_NONE;
+	}
+	w = python_module_index(c);
+	if (w == 0)
+		return MG_POOL_NONE;
+	if (streq(c->tok[w], "distributed.cli.dask_worker")) {
+		*ret_first = w + 1;
+		return MG_POOL_DASK;
+	}
+	if (streq(c->tok[w], "celery")) {
+		w = celery_worker_index(c, w + 1);
+		if (w == 0)
+			return MG_POOL_NONE;
+		*ret_first = w + 1;
+		return MG_POOL_CELERY;
+	}
+	return MG_POOL_NONE;
+}
+
+enum mg_pool mg_pool_detect(char *const argv[])
+{
+	struct mg_cmdline c;
+	size_t first;
+
+	mg_cmdline_init(&c, argv);
+	if (mg_cmdline_unwrap(&c) < 0)
+		return MG_POOL_NONE;
+	return mg_pool_locate(&c, &first);
+}

@@ -47,7 +47,7 @@ bool mg_runtime_wants_rlimit_as(enum mg_runtime rt);
 
 /* One environment change: name=value, to set in the task's environment. */
 struct mg_env_setting {
-	char name[32];
+	char name[48]; /* CELERY_WORKER_MAX_MEMORY_PER_CHILD is 34 */
 	char value[256];
 };
 
@@ -69,3 +69,46 @@ int mg_heap_settings(enum mg_runtime rt, uint64_t share_bytes, char *const envp[
 /* The heap cap the runtime gets for a share (bytes), 0 when none applies:
  * exposed for --explain and tests. */
 uint64_t mg_heap_cap(enum mg_runtime rt, uint64_t share_bytes);
+
+/* Worker pools that size themselves: memguard tells each pool its task's
+ * share through the pool's own knob (see docs/runtimes.md, Worker pools). */
+enum mg_pool {
+	MG_POOL_NONE,
+	MG_POOL_DASK,   /* dask worker, dask-worker, python -m distributed.cli.dask_worker */
+	MG_POOL_CELERY, /* celery ... worker, python -m celery ... worker */
+	MG_POOL__COUNT,
+};
+
+/* "none", "dask", "celery". */
+const char *mg_pool_name(enum mg_pool pool);
+
+struct mg_cmdline;
+/* The pool an unwrapped command (tok[0] is the program) starts, and the
+ * index in c->tok of the pool worker's first own argument, the one after
+ * "worker" (c->n when there is none). */
+enum mg_pool mg_pool_locate(const struct mg_cmdline *c, size_t *ret_first);
+
+/* The pool a command starts, looking through wrappers (env, nice ...) and
+ * "python -m MODULE". Pure: reads argv only. */
+enum mg_pool mg_pool_detect(char *const argv[]);
+
+/* What memguard adds for a pool: at most one variable and one word
+ * appended to the command. */
+struct mg_pool_settings {
+	struct mg_env_setting env; /* env.name[0] == '\0': none */
+	char arg[64];              /* "" : none */
+};
+
+/* The per-process memory limit a pool worker gets from a task's share,
+ * unless the user set one (in argv, in an env wrapper or in envp):
+ * - Dask: "--memory-limit=<share / nworkers>" appended to the command (Dask
+ *   2022.12 reads only the root cgroup's memory.max, and has no variable
+ *   for it);
+ * - Celery prefork: CELERY_WORKER_MAX_MEMORY_PER_CHILD=<KiB> (click reads it
+ *   for "celery worker --max-memory-per-child"): the share less the main
+ *   process and some headroom, split among --concurrency children.
+ * Nothing when the split is unknown (--nworkers auto, no --concurrency),
+ * for other Celery pools, and for a share of 0 or no real limit.
+ * Returns the number of changes in *ret (0..2). */
+int mg_pool_settings(enum mg_pool pool, uint64_t share_bytes, char *const envp[], char *const argv[],
+                     struct mg_pool_settings *ret);

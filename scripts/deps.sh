@@ -6,9 +6,10 @@ build=(build-essential cmake pkg-config libsystemd-dev libinih-dev)
 # VM integration tests: an emulator, a static busybox for the initramfs, and
 # the runtimes the tests launch inside the guest; bash-completion for the unit test of the completion;
 # prometheus for promtool, which checks the metrics files (unit and VM tests); debhelper, dpkg-dev and
-# lintian to build and check the Debian package (memguardd_deb.sh installs it).
+# lintian to build and check the Debian package (memguardd_deb.sh installs it); Dask and Celery for the
+# worker pool tests.
 test=(libcmocka-dev clang-format cppcheck bash-completion qemu-system-x86 busybox-static cpio python3 pypy3
-      default-jre-headless golang-go prometheus debhelper dpkg-dev lintian)
+      default-jre-headless golang-go prometheus debhelper dpkg-dev lintian python3-distributed celery)
 # A real Slurm for the systemd VM test (tests/integration/systemd/slurm_*.sh): the guest sees the host's
 # root, so it runs what is installed here. Its daemons must never run on the host itself.
 slurm=(slurmd slurmctld slurm-client munge dbus)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "runtime.h"
 
 #define MIB (UINT64_C(1) << 20)
@@ -415,6 +416,288 @@ static void test_heap_settings_null_inputs(void **state)
 	assert_int_equal(mg_heap_settings(MG_RUNTIME_GO, 4 * GIB, NULL, argv, out), 0);
 }
 
+/* Worker pools: which command is one, and the limit it gets. */
+struct pool_case {
+	const char *what;
+	uint64_t share;
+	const char *envp[4];
+	const char *argv[16];
+	enum mg_pool pool;
+	const char *env_name, *env_value; /* NULL: none */
+	const char *arg;                  /* NULL: none */
+};
+
+static const struct pool_case pool_cases[] = {
+        {"dask worker",
+         200 * MIB,
+         {NULL},
+         {"dask", "worker", "tcp://127.0.0.1:8786", "--nworkers", "1", "--nthreads", "1"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         "--memory-limit=209715200"},
+        {"dask default nworkers",
+         4 * GIB,
+         {NULL},
+         {"/usr/bin/dask", "worker", "tcp://h:8786"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         "--memory-limit=4294967296"},
+        {"dask-worker, 2 processes, wrapped",
+         200 * MIB,
+         {NULL},
+         {"env", "A=1", "nice", "-n", "5", "dask-worker", "tcp://h:1", "--nworkers=2"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         "--memory-limit=104857600"},
+        {"dask --nprocs",
+         300 * MIB,
+         {NULL},
+         {"dask-worker", "tcp://h:1", "--nprocs", "3"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         "--memory-limit=104857600"},
+        {"dask python -m",
+         200 * MIB,
+         {NULL},
+         {"python3", "-u", "-m", "distributed.cli.dask_worker", "tcp://h:1"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         "--memory-limit=209715200"},
+        {"dask user limit",
+         200 * MIB,
+         {NULL},
+         {"dask", "worker", "tcp://h:1", "--memory-limit", "1GB"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         NULL},
+        {"dask user limit =",
+         200 * MIB,
+         {NULL},
+         {"dask", "worker", "tcp://h:1", "--memory-limit=0"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         NULL},
+        {"dask nworkers auto",
+         200 * MIB,
+         {NULL},
+         {"dask", "worker", "tcp://h:1", "--nworkers", "auto"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         NULL},
+        {"dask nworkers negative",
+         200 * MIB,
+         {NULL},
+         {"dask", "worker", "tcp://h:1", "--nworkers=-1"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         NULL},
+        {"dask --: appending would be an argument",
+         200 * MIB,
+         {NULL},
+         {"dask", "worker", "tcp://h:1", "--", "x"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         NULL},
+        {"dask scheduler is no pool",
+         200 * MIB,
+         {NULL},
+         {"dask", "scheduler"},
+         MG_POOL_NONE,
+         NULL,
+         NULL,
+         NULL},
+        {"dask no share", 0, {NULL}, {"dask", "worker", "tcp://h:1"}, MG_POOL_DASK, NULL, NULL, NULL},
+        {"dask no real limit",
+         UINT64_C(1) << 50,
+         {NULL},
+         {"dask", "worker", "tcp://h:1"},
+         MG_POOL_DASK,
+         NULL,
+         NULL,
+         NULL},
+        {"celery prefork, 1 child",
+         200 * MIB,
+         {NULL},
+         {"celery", "-A", "app", "worker", "--concurrency", "1", "--pool", "prefork"},
+         MG_POOL_CELERY,
+         "CELERY_WORKER_MAX_MEMORY_PER_CHILD",
+         "113664",
+         NULL},
+        {"celery 4 GiB, 4 children",
+         4 * GIB,
+         {NULL},
+         {"celery", "--app=app", "-q", "worker", "-c4"},
+         MG_POOL_CELERY,
+         "CELERY_WORKER_MAX_MEMORY_PER_CHILD",
+         "901120",
+         NULL},
+        {"celery tiny share: a quarter",
+         64 * MIB,
+         {NULL},
+         {"celery", "-A", "app", "worker", "-c", "1"},
+         MG_POOL_CELERY,
+         "CELERY_WORKER_MAX_MEMORY_PER_CHILD",
+         "16384",
+         NULL},
+        {"celery python -m, processes pool",
+         200 * MIB,
+         {NULL},
+         {"python3", "-m", "celery", "-b", "worker", "worker", "-P", "processes", "--concurrency=2"},
+         MG_POOL_CELERY,
+         "CELERY_WORKER_MAX_MEMORY_PER_CHILD",
+         "56832",
+         NULL},
+        {"celery concurrency from click's variable",
+         200 * MIB,
+         {"CELERY_WORKER_CONCURRENCY=2", NULL},
+         {"celery", "-A", "app", "worker"},
+         MG_POOL_CELERY,
+         "CELERY_WORKER_MAX_MEMORY_PER_CHILD",
+         "56832",
+         NULL},
+        {"celery no concurrency",
+         200 * MIB,
+         {NULL},
+         {"celery", "-A", "app", "worker"},
+         MG_POOL_CELERY,
+         NULL,
+         NULL,
+         NULL},
+        {"celery solo",
+         200 * MIB,
+         {NULL},
+         {"celery", "-A", "app", "worker", "-c", "1", "-P", "solo"},
+         MG_POOL_CELERY,
+         NULL,
+         NULL,
+         NULL},
+        {"celery threads from the variable",
+         200 * MIB,
+         {"CELERY_WORKER_POOL=threads", NULL},
+         {"celery", "-A", "app", "worker", "-c", "1"},
+         MG_POOL_CELERY,
+         NULL,
+         NULL,
+         NULL},
+        {"celery autoscale",
+         200 * MIB,
+         {NULL},
+         {"celery", "-A", "app", "worker", "-c", "1", "--autoscale=4,1"},
+         MG_POOL_CELERY,
+         NULL,
+         NULL,
+         NULL},
+        {"celery user flag",
+         200 * MIB,
+         {NULL},
+         {"celery", "-A", "app", "worker", "-c", "1", "--max-memory-per-child", "50000"},
+         MG_POOL_CELERY,
+         NULL,
+         NULL,
+         NULL},
+        {"celery user variable, even empty",
+         200 * MIB,
+         {"CELERY_WORKER_MAX_MEMORY_PER_CHILD=", NULL},
+         {"celery", "-A", "app", "worker", "-c", "1"},
+         MG_POOL_CELERY,
+         NULL,
+         NULL,
+         NULL},
+        {"celery user variable in an env wrapper",
+         200 * MIB,
+         {NULL},
+         {"env", "CELERY_WORKER_MAX_MEMORY_PER_CHILD=9", "celery", "-A", "app", "worker", "-c", "1"},
+         MG_POOL_CELERY,
+         NULL,
+         NULL,
+         NULL},
+        {"celery beat is no pool",
+         200 * MIB,
+         {NULL},
+         {"celery", "-A", "app", "beat"},
+         MG_POOL_NONE,
+         NULL,
+         NULL,
+         NULL},
+        {"celery -A worker beat: worker is a value",
+         200 * MIB,
+         {NULL},
+         {"celery", "-A", "worker", "beat"},
+         MG_POOL_NONE,
+         NULL,
+         NULL,
+         NULL},
+        {"python script", 200 * MIB, {NULL}, {"python3", "celery", "worker"}, MG_POOL_NONE, NULL, NULL, NULL},
+        {"python -c",
+         200 * MIB,
+         {NULL},
+         {"python3", "-c", "-m", "celery", "worker"},
+         MG_POOL_NONE,
+         NULL,
+         NULL,
+         NULL},
+        {"other module", 200 * MIB, {NULL}, {"python3", "-m", "http.server"}, MG_POOL_NONE, NULL, NULL, NULL},
+        {"java", 200 * MIB, {NULL}, {"java", "-m", "celery", "worker"}, MG_POOL_NONE, NULL, NULL, NULL},
+        {"empty", 200 * MIB, {NULL}, {NULL}, MG_POOL_NONE, NULL, NULL, NULL},
+};
+
+static void test_pool_settings(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(pool_cases) / sizeof(pool_cases[0]); i++) {
+		const struct pool_case *tc = &pool_cases[i];
+		struct mg_pool_settings out;
+		enum mg_pool pool = mg_pool_detect((char *const *)tc->argv);
+		int n, want_n = (tc->env_name != NULL) + (tc->arg != NULL);
+
+		if (pool != tc->pool)
+			fail_msg("%s: pool %s, want %s", tc->what, mg_pool_name(pool),
+			         mg_pool_name(tc->pool));
+		memset(&out, 0x5a, sizeof(out));
+		n = mg_pool_settings(tc->pool, tc->share, (char *const *)tc->envp, (char *const *)tc->argv,
+		                     &out);
+		if (n != want_n)
+			fail_msg("%s: %d changes, want %d", tc->what, n, want_n);
+		if (strcmp(out.env.name, tc->env_name ?: "") != 0 ||
+		    (tc->env_name && strcmp(out.env.value, tc->env_value) != 0))
+			fail_msg("%s: variable %s=%s, want %s=%s", tc->what, out.env.name,
+			         out.env.name[0] ? out.env.value : "", tc->env_name ?: "",
+			         tc->env_value ?: "");
+		if (strcmp(out.arg, tc->arg ?: "") != 0)
+			fail_msg("%s: appended \"%s\", want \"%s\"", tc->what, out.arg, tc->arg ?: "");
+	}
+}
+
+static void test_pool_settings_edges(void **state)
+{
+	const char *argv[MG_CMD_TOKENS_MAX + 2] = {"dask", "worker"};
+	struct mg_pool_settings out;
+
+	(void)state;
+	assert_string_equal(mg_pool_name(MG_POOL_CELERY), "celery");
+	assert_string_equal(mg_pool_name(MG_POOL__COUNT), "invalid");
+	assert_int_equal(mg_pool_detect(NULL), MG_POOL_NONE);
+	assert_int_equal(mg_pool_settings(MG_POOL_DASK, 200 * MIB, NULL, (char *const *)argv, NULL), 0);
+	/* The pool asked for must be the command's. */
+	assert_int_equal(mg_pool_settings(MG_POOL_CELERY, 200 * MIB, NULL, (char *const *)argv, &out), 0);
+	assert_int_equal(mg_pool_settings(MG_POOL_DASK, 200 * MIB, NULL, (char *const *)argv, &out), 1);
+	/* Past the tokens memguard reads, a --memory-limit could hide: nothing. */
+	for (size_t i = 2; i < MG_CMD_TOKENS_MAX + 1; i++)
+		argv[i] = "--nthreads=1";
+	assert_int_equal(mg_pool_settings(MG_POOL_DASK, 200 * MIB, NULL, (char *const *)argv, &out), 0);
+	assert_string_equal(out.arg, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +706,8 @@ int main(void)
 	        cmocka_unit_test(test_heap_settings),
 	        cmocka_unit_test(test_heap_settings_long_value_boundary),
 	        cmocka_unit_test(test_heap_settings_null_inputs),
+	        cmocka_unit_test(test_pool_settings),
+	        cmocka_unit_test(test_pool_settings_edges),
 	};
 
 	return cmocka_run_group_tests_name("heapflags", tests, NULL, NULL);
