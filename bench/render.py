@@ -262,6 +262,165 @@ def svg_plot(agg, scenarios, variants, path):
         f.write("\n".join(out) + "\n")
 
 
+def scale_section(w, scale, args):
+    """The decision time and start-up of memguardd against the number of guarded cgroups (bench/scale.sh)."""
+    w("### Decision time against the guard's size")
+    w("")
+    secs = next((r.get("window_s") for r in scale if r.get("window_s")), "?")
+    w(
+        "bench/scale.sh in one guest: N cgroups memguard/run-scale/task-I, each with one sleeping process "
+        "(bench/sleepers.c), and `memguardd -n -v` (a dry run: decides and logs, never kills) with "
+        "available_min = 95%, so memory is always short and it decides at every poll (100 ms). A decision is "
+        "timed by memguardd itself from its wake-up (the node read) to the verdict (`decided: VERDICT in X ms "
+        "over N guarded cgroups`, debug level); the first 3 of each N are skipped, then at least "
+        f"~{secs} s of them are counted (longer until 10 are). Start-up: from exec to the "
+        "`watching ... N guarded cgroups` line (the first rescan, one PSI trigger per guarded cgroup, the first "
+        "decision), its CPU time, and the MemAvailable it took (mostly the kernel's: each cgroup with a PSI "
+        "trigger gets a psimon kernel thread). CPU % and memory over the decision window."
+    )
+    w("")
+    w(
+        "| N | decisions | median (ms) | p90 (ms) | min–max (ms) | ms per added cgroup | start-up (s) | "
+        "start-up CPU (s) | MemAvailable taken at start (MiB) | psimon threads | CPU % while short | "
+        "RSS (MiB) | Anonymous (KiB) |"
+    )
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    base = None
+    for r in scale:
+        if not r.get("started"):
+            w(f"| {r['n']} | memguardd did not start | | | | | | | | | | | |")
+            continue
+        d = r.get("decisions") or {}
+        med = d.get("median_ms")
+        if med is None:
+            per = "—"
+        elif base is None:
+            base, per = (r["n"], med), "—"
+        else:
+            per = f"{(med - base[1]) / (r['n'] - base[0]):.3f}"
+        cpu = 100 * r["cpu_s"] / (r["window_s"] or 1)
+
+        def ms(v):
+            return "—" if v is None else f"{v:.2f}"
+
+        w(
+            f"| {r['n']} | {d.get('count', 0)} | {ms(med)} | {ms(d.get('p90_ms'))} | "
+            f"{ms(d.get('min_ms'))}–{ms(d.get('max_ms'))} | {per} | {r['start_ms'] / 1000:.1f} | "
+            f"{r['start_cpu_s']:.2f} | {r['start_avail_drop_kib'] / 1024:.1f} | {r['psimon_threads']} | "
+            f"{cpu:.1f} | {r['rss_kib'] / 1024:.1f} | {r['anon_kib']} |"
+        )
+    w("")
+    verdicts = {}
+    for r in scale:
+        for v, c in ((r.get("decisions") or {}).get("verdicts") or {}).items():
+            verdicts[v] = verdicts.get(v, 0) + c
+    if verdicts:
+        w("Verdicts of the counted decisions: " + ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items())) + ".")
+        w("")
+    path = args.scale_svg or os.path.join(os.path.dirname(os.path.abspath(args.svg)), "benchmarks-scale.svg")
+    svg_scale(scale, path)
+    link = args.scale_svg_link or os.path.basename(path)
+    w(f"![memguardd's decision time and start-up against the number of guarded cgroups]({link})")
+    w("")
+
+
+def svg_scale(scale, path):
+    """Log-log: decision time (median, whiskers min–max, p90 as a tick) and start-up against N, with a
+    line proportional to N through the largest N for reference."""
+    width, height, left, right, top, bottom = 720, 440, 70, 20, 50, 70
+    rows = [r for r in scale if r.get("started") and (r.get("decisions") or {}).get("median_ms")]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">'
+        "memguardd against the number of guarded cgroups (log-log, TCG guest)</text>",
+    ]
+    if not rows:
+        out.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no decisions recorded</text>')
+    else:
+        ns = [r["n"] for r in rows]
+        vals = []
+        for r in rows:
+            d = r["decisions"]
+            vals += [v for v in (d.get("min_ms"), d.get("max_ms"), d.get("median_ms")) if v]
+            vals.append(r["start_ms"])
+        xlo, xhi = 10 ** math.floor(math.log10(min(ns))), 10 ** math.ceil(math.log10(max(ns)))
+        if xhi <= xlo:
+            xhi = xlo * 10
+        ylo = 10 ** math.floor(math.log10(min(vals)))
+        yhi = 10 ** math.ceil(math.log10(max(vals)))
+        if yhi <= ylo:
+            yhi = ylo * 10
+        x0, x1, y0, y1 = left, width - right, top, height - bottom
+
+        def xp(v):
+            return x0 + (math.log10(v) - math.log10(xlo)) / (math.log10(xhi) - math.log10(xlo)) * (x1 - x0)
+
+        def yp(v):
+            v = min(max(v, ylo), yhi)
+            return y1 - (math.log10(v) - math.log10(ylo)) / (math.log10(yhi) - math.log10(ylo)) * (y1 - y0)
+
+        t = ylo
+        while t <= yhi * 1.0001:
+            out.append(f'<line x1="{x0}" x2="{x1}" y1="{yp(t):.1f}" y2="{yp(t):.1f}" stroke="#ddd"/>')
+            out.append(f'<text x="{x0 - 6}" y="{yp(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
+            t *= 10
+        t = xlo
+        while t <= xhi * 1.0001:
+            out.append(f'<line x1="{xp(t):.1f}" x2="{xp(t):.1f}" y1="{y0}" y2="{y1}" stroke="#eee"/>')
+            out.append(f'<text x="{xp(t):.1f}" y="{y1 + 16}" text-anchor="middle">{t:g}</text>')
+            t *= 10
+        out.append(f'<line x1="{x0}" x2="{x0}" y1="{y0}" y2="{y1}" stroke="#333"/>')
+        out.append(f'<line x1="{x0}" x2="{x1}" y1="{y1}" y2="{y1}" stroke="#333"/>')
+        out.append(f'<text x="{(x0 + x1) / 2}" y="{y1 + 34}" text-anchor="middle">guarded cgroups (N)</text>')
+        out.append(
+            f'<text x="16" y="{(y0 + y1) / 2}" text-anchor="middle" transform="rotate(-90 16 {(y0 + y1) / 2})">'
+            "milliseconds</text>"
+        )
+        # Proportional to N through the largest N: a curve that stays above it to the left grows
+        # no faster than linearly.
+        nmax, mmax = rows[-1]["n"], rows[-1]["decisions"]["median_ms"]
+        a, b = xlo, xhi
+        out.append(
+            f'<line x1="{xp(a):.1f}" y1="{yp(mmax * a / nmax):.1f}" x2="{xp(b):.1f}" y2="{yp(mmax * b / nmax):.1f}" '
+            'stroke="#999" stroke-dasharray="5,4"/>'
+        )
+        series = [
+            ("decision, median (whiskers min–max, tick p90)", "#1f77b4", lambda r: r["decisions"]["median_ms"]),
+            ("start-up (exec to watching)", "#d62728", lambda r: r["start_ms"]),
+        ]
+        for label, color, get in series:
+            pts = " ".join(f"{xp(r['n']):.1f},{yp(get(r)):.1f}" for r in rows)
+            out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
+            for r in rows:
+                out.append(
+                    f'<circle cx="{xp(r["n"]):.1f}" cy="{yp(get(r)):.1f}" r="4" fill="{color}">'
+                    f"<title>N = {r['n']}: {get(r):g} ms</title></circle>"
+                )
+        for r in rows:
+            d, cx = r["decisions"], xp(r["n"])
+            out.append(
+                f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{yp(d["min_ms"]):.1f}" y2="{yp(d["max_ms"]):.1f}" '
+                'stroke="#1f77b4"/>'
+            )
+            if d.get("p90_ms"):
+                out.append(
+                    f'<line x1="{cx - 6:.1f}" x2="{cx + 6:.1f}" y1="{yp(d["p90_ms"]):.1f}" '
+                    f'y2="{yp(d["p90_ms"]):.1f}" stroke="#1f77b4"/>'
+                )
+        ly, lx = height - 18, left
+        for label, color, _ in series:
+            out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{color}"/>')
+            out.append(f'<text x="{lx + 16}" y="{ly}">{html.escape(label)}</text>')
+            lx += 30 + 6 * len(label)
+        out.append(f'<line x1="{lx}" x2="{lx + 24}" y1="{ly - 4}" y2="{ly - 4}" stroke="#999" stroke-dasharray="5,4"/>')
+        out.append(f'<text x="{lx + 28}" y="{ly}">∝ N through the largest N</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 # --- Markdown --------------------------------------------------------------------------------------
 
 
@@ -273,6 +432,8 @@ def main():
     ap.add_argument("--svg-link", default=None)
     ap.add_argument("--calibration", default=None)
     ap.add_argument("--notes", default=None)
+    ap.add_argument("--scale-svg", default=None, help="the decision-time plot (default: next to --svg)")
+    ap.add_argument("--scale-svg-link", default=None)
     args = ap.parse_args()
 
     recs = load(args.results)
@@ -281,6 +442,7 @@ def main():
     cells = [r for r in recs if r.get("kind") == "cell"]
     costs = [r for r in recs if r.get("kind") == "cost"]
     idle = [r for r in recs if r.get("kind") == "idle"]
+    scale = sorted((r for r in recs if r.get("kind") == "scale"), key=lambda r: r["n"])
     calib = load(args.calibration) if args.calibration and os.path.exists(args.calibration) else []
 
     scenarios = [s for s in SCENARIO_ORDER if any(c["scenario"] == s for c in cells)]
@@ -797,6 +959,9 @@ def main():
                 f"anonymous memory {mg['rss_anon_avg_kib']} KiB on average (goal ≤ 512 KiB)."
             )
         w("")
+
+    if scale:
+        scale_section(w, scale, args)
 
     # -- caveats
     w("## Caveats")
