@@ -388,6 +388,7 @@ if ((render)); then
 		cp "$run_dir/results.jsonl" "$here/results/results.jsonl"
 		python3 "$here/render.py" --results "$here/results/results.jsonl" --md "${doc:-$top/docs/benchmarks.md}" \
 			--svg "$here/results/benchmarks.svg" --svg-link ../bench/results/benchmarks.svg \
+			--scale-svg "$here/results/benchmarks-scale.svg" --scale-svg-link ../bench/results/benchmarks-scale.svg \
 			--calibration "$here/results/calibrate.jsonl" --notes "$here/results/notes.md" || status=$?
 	fi
 fi
