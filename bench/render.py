@@ -270,7 +270,7 @@ def scale_section(w, scale, args):
     w(
         "bench/scale.sh in one guest: N cgroups memguard/run-scale/task-I, each with one sleeping process "
         "(bench/sleepers.c), and `memguardd -n -v` (a dry run: decides and logs, never kills) with "
-        "available_min = 95%, so memory is always short and it decides at every poll (100 ms). A decision is "
+        "available_min = 99%, so memory is always short and it decides at every poll (100 ms). A decision is "
         "timed by memguardd itself from its wake-up (the node read) to the verdict (`decided: VERDICT in X ms "
         "over N guarded cgroups`, debug level); the first 3 of each N are skipped, then at least "
         f"~{secs} s of them are counted (longer until 10 are). Start-up: from exec to the "

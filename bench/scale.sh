@@ -3,7 +3,7 @@
 # Runs inside the guest (bench/run.sh --scale boots it with tests/vm/vm.sh): memguardd's decision time
 # against the number of guarded cgroups. For each N (ascending), the guest holds N cgroups
 # memguard/run-scale/task-I, each with one sleeping process (bench/sleepers), and memguardd runs as a
-# dry run (decides and logs, never kills) with available_min = 95%, so that memory is always short and
+# dry run (decides and logs, never kills) with available_min = 99%, so that memory is always short and
 # it decides every poll (100 ms). Per N: the start-up (exec to its "watching ... N guarded cgroups" line,
 # wall and CPU time, and the MemAvailable it took: its PSI triggers), then SECONDS of decisions: the
 # times of its "decided: VERDICT in X ms over N guarded cgroups" lines (the first 3 skipped; the window
@@ -38,7 +38,7 @@ done
 echo -1000 >/proc/self/oom_score_adj
 mkdir -p /tmp/bench
 conf=/tmp/bench/memguard.conf
-MEMGUARD_BENCH_DAEMON_CONF=$'available_min = 95%\navailable_pressure = 96%' \
+MEMGUARD_BENCH_DAEMON_CONF=$'available_min = 99%\navailable_pressure = 99%' \
 	write_memguard_conf "$conf" /tmp/bench/kills.jsonl
 tck=$(getconf CLK_TCK)
 cg=/sys/fs/cgroup
@@ -113,10 +113,13 @@ for n in "${counts[@]}"; do
 	t0=$(ticks "$mg") v0=$(ctx "$mg" voluntary_ctxt_switches) w0=$(now_ms)
 	l0=$(wc -l <"$log")
 	# At least SECONDS, and at least 10 decisions after the skipped ones (a big guard under TCG decides
-	# slowly), but at most 10 minutes.
+	# slowly), but at most 10 minutes, and no longer than a minute when it has not decided at all.
 	sleep "$seconds"
-	while (($(tail -n +"$((l0 + 1))" "$log" | grep -c 'decided: ' || true) < skip + 10)) &&
-		(($(now_ms) - w0 < 600000)) && kill -0 "$mg" 2>/dev/null; do
+	while :; do
+		got=$(tail -n +"$((l0 + 1))" "$log" | grep -c 'decided: ' || true)
+		((got < skip + 10 && $(now_ms) - w0 < 600000)) || break
+		((got > 0 || $(now_ms) - w0 < 60000)) || break
+		kill -0 "$mg" 2>/dev/null || break
 		sleep 2
 	done
 	t1=$(ticks "$mg") v1=$(ctx "$mg" voluntary_ctxt_switches) w1=$(now_ms)
