@@ -276,19 +276,25 @@ def scale_section(w, scale, args):
         f"~{secs} s of them are counted (longer until 10 are). Start-up: from exec to the "
         "`watching ... N guarded cgroups` line (the first rescan, one PSI trigger per guarded cgroup, the first "
         "decision), its CPU time, and the MemAvailable it took (mostly the kernel's: each cgroup with a PSI "
-        "trigger gets a psimon kernel thread). CPU % and memory over the decision window."
+        "trigger gets a psimon kernel thread). CPU % and memory over the decision window. share: without the "
+        "launcher's share xattr (trusted.memguard.share) memguardd reads each cgroup's and its parents' "
+        "memory.max for a share at every decision (as for batch job cgroups added to the guard); with it, as "
+        "for the launcher's runs, it reads the xattr."
     )
     w("")
     w(
-        "| N | decisions | median (ms) | p90 (ms) | min–max (ms) | ms per added cgroup | start-up (s) | "
+        "| share | N | decisions | median (ms) | p90 (ms) | min–max (ms) | ms per added cgroup | start-up (s) | "
         "start-up CPU (s) | MemAvailable taken at start (MiB) | psimon threads | CPU % while short | "
         "RSS (MiB) | Anonymous (KiB) |"
     )
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    base = None
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    base, group = None, object()
     for r in scale:
+        sh = share_label(r)
+        if sh != group:
+            base, group = None, sh
         if not r.get("started"):
-            w(f"| {r['n']} | memguardd did not start | | | | | | | | | | | |")
+            w(f"| {sh} | {r['n']} | memguardd did not start | | | | | | | | | | | |")
             continue
         d = r.get("decisions") or {}
         med = d.get("median_ms")
@@ -304,7 +310,7 @@ def scale_section(w, scale, args):
             return "—" if v is None else f"{v:.2f}"
 
         w(
-            f"| {r['n']} | {d.get('count', 0)} | {ms(med)} | {ms(d.get('p90_ms'))} | "
+            f"| {sh} | {r['n']} | {d.get('count', 0)} | {ms(med)} | {ms(d.get('p90_ms'))} | "
             f"{ms(d.get('min_ms'))}–{ms(d.get('max_ms'))} | {per} | {r['start_ms'] / 1000:.1f} | "
             f"{r['start_cpu_s']:.2f} | {r['start_avail_drop_kib'] / 1024:.1f} | {r['psimon_threads']} | "
             f"{cpu:.1f} | {r['rss_kib'] / 1024:.1f} | {r['anon_kib']} |"
@@ -324,10 +330,15 @@ def scale_section(w, scale, args):
     w("")
 
 
+def share_label(r):
+    b = r.get("share_bytes")
+    return "none: memory.max" if not b else f"xattr {b / 1048576:g} MiB"
+
+
 def svg_scale(scale, path):
     """Log-log: decision time (median, whiskers min–max, p90 as a tick) and start-up against N, with a
     line proportional to N through the largest N for reference."""
-    width, height, left, right, top, bottom = 720, 440, 70, 20, 50, 70
+    width, height, left, right, top, bottom = 720, 500, 70, 20, 50, 130
     rows = [r for r in scale if r.get("started") and (r.get("decisions") or {}).get("median_ms")]
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -380,42 +391,55 @@ def svg_scale(scale, path):
         )
         # Proportional to N through the largest N: a curve that stays above it to the left grows
         # no faster than linearly.
-        nmax, mmax = rows[-1]["n"], rows[-1]["decisions"]["median_ms"]
+        last = [r for r in rows if share_label(r) == share_label(rows[-1])]
+        nmax, mmax = last[-1]["n"], last[-1]["decisions"]["median_ms"]
         a, b = xlo, xhi
         out.append(
             f'<line x1="{xp(a):.1f}" y1="{yp(mmax * a / nmax):.1f}" x2="{xp(b):.1f}" y2="{yp(mmax * b / nmax):.1f}" '
             'stroke="#999" stroke-dasharray="5,4"/>'
         )
-        series = [
-            ("decision, median (whiskers min–max, tick p90)", "#1f77b4", lambda r: r["decisions"]["median_ms"]),
-            ("start-up (exec to watching)", "#d62728", lambda r: r["start_ms"]),
-        ]
-        for label, color, get in series:
-            pts = " ".join(f"{xp(r['n']):.1f},{yp(get(r)):.1f}" for r in rows)
+        groups = []
+        for r in rows:
+            if share_label(r) not in groups:
+                groups.append(share_label(r))
+        dec_colors = ["#1f77b4", "#2ca02c", "#9467bd"]
+        start_colors = ["#d62728", "#ff7f0e", "#8c564b"]
+        series = []
+        for gi, g in enumerate(groups):
+            series.append((f"decision, {g}", dec_colors[gi % 3], lambda r: r["decisions"]["median_ms"], g))
+            series.append((f"start-up, {g}", start_colors[gi % 3], lambda r: r["start_ms"], g))
+        for label, color, get, g in series:
+            grows = [r for r in rows if share_label(r) == g]
+            pts = " ".join(f"{xp(r['n']):.1f},{yp(get(r)):.1f}" for r in grows)
             out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
-            for r in rows:
+            for r in grows:
                 out.append(
                     f'<circle cx="{xp(r["n"]):.1f}" cy="{yp(get(r)):.1f}" r="4" fill="{color}">'
                     f"<title>N = {r['n']}: {get(r):g} ms</title></circle>"
                 )
         for r in rows:
             d, cx = r["decisions"], xp(r["n"])
+            color = dec_colors[groups.index(share_label(r)) % 3]
             out.append(
                 f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{yp(d["min_ms"]):.1f}" y2="{yp(d["max_ms"]):.1f}" '
-                'stroke="#1f77b4"/>'
+                f'stroke="{color}"/>'
             )
             if d.get("p90_ms"):
                 out.append(
                     f'<line x1="{cx - 6:.1f}" x2="{cx + 6:.1f}" y1="{yp(d["p90_ms"]):.1f}" '
-                    f'y2="{yp(d["p90_ms"]):.1f}" stroke="#1f77b4"/>'
+                    f'y2="{yp(d["p90_ms"]):.1f}" stroke="{color}"/>'
                 )
-        ly, lx = height - 18, left
-        for label, color, _ in series:
-            out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{color}"/>')
-            out.append(f'<text x="{lx + 16}" y="{ly}">{html.escape(label)}</text>')
-            lx += 30 + 6 * len(label)
-        out.append(f'<line x1="{lx}" x2="{lx + 24}" y1="{ly - 4}" y2="{ly - 4}" stroke="#999" stroke-dasharray="5,4"/>')
-        out.append(f'<text x="{lx + 28}" y="{ly}">∝ N through the largest N</text>')
+        ly = height - 14 - 16 * ((len(series) + 1) // 2)
+        for k, (label, color, _, _) in enumerate(series):
+            lx, yy = left + (k % 2) * 320, ly + 16 * (k // 2)
+            out.append(f'<rect x="{lx}" y="{yy - 10}" width="12" height="12" fill="{color}"/>')
+            out.append(f'<text x="{lx + 16}" y="{yy}">{html.escape(label)}</text>')
+        yy = ly + 16 * ((len(series) + 1) // 2)
+        out.append(f'<line x1="{left}" x2="{left + 24}" y1="{yy - 4}" y2="{yy - 4}" stroke="#999" stroke-dasharray="5,4"/>')
+        out.append(
+            f'<text x="{left + 28}" y="{yy}">∝ N through the largest N (decision, {html.escape(groups[-1])}); '
+            "whiskers min–max, tick p90</text>"
+        )
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
@@ -442,7 +466,9 @@ def main():
     cells = [r for r in recs if r.get("kind") == "cell"]
     costs = [r for r in recs if r.get("kind") == "cost"]
     idle = [r for r in recs if r.get("kind") == "idle"]
-    scale = sorted((r for r in recs if r.get("kind") == "scale"), key=lambda r: r["n"])
+    scale = sorted(
+        (r for r in recs if r.get("kind") == "scale"), key=lambda r: (r.get("share_bytes") or 0, r["n"])
+    )
     calib = load(args.calibration) if args.calibration and os.path.exists(args.calibration) else []
 
     scenarios = [s for s in SCENARIO_ORDER if any(c["scenario"] == s for c in cells)]

@@ -21,6 +21,8 @@ usage() {
 		  --scale-n "N..."     guarded cgroup counts for --scale (default "1 64 1024 4096")
 		  --scale-mem MIB      the scale guest's memory (default 3072)
 		  --scale-seconds S    how long memguardd decides at each count (default 20)
+		  --scale-share "B..." one scale guest per value: "none" (memguardd falls back to memory.max for
+		                       each cgroup's share) or bytes in the launcher's share xattr (default "none")
 		  --only "PART..."     run only these parts: cells, costs, idle, scale (e.g. "scale idle");
 		                       without cells the report goes into the run directory only
 		  --costs-n "N..."     task counts for the start-up costs (default "16 256 1024")
@@ -41,7 +43,7 @@ top=$(cd "$here/.." && pwd -P)
 
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
 live="72 80 88 96" out=$top/build-bench render=1 doc='' cells=1 idle_mem="1024 8192"
-scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 only=
+scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 scale_share=none only=
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in
@@ -57,6 +59,7 @@ while (($#)); do
 	--scale-n) scale_n=${2:-}; shift 2 || usage ;;
 	--scale-mem) scale_mem=${2:-}; shift 2 || usage ;;
 	--scale-seconds) scale_seconds=${2:-}; shift 2 || usage ;;
+	--scale-share) scale_share=${2:-}; shift 2 || usage ;;
 	--only) only=${2:-}; shift 2 || usage ;;
 	--costs-n) costs_n=${2:-}; shift 2 || usage ;;
 	--costs-reps) costs_reps=${2:-}; shift 2 || usage ;;
@@ -75,6 +78,9 @@ for m in $idle_mem; do
 done
 for n in $scale_n; do
 	[[ $n =~ ^[1-9][0-9]*$ ]] || usage
+done
+for b in $scale_share; do
+	[[ $b == none || $b =~ ^[1-9][0-9]*$ ]] || usage
 done
 if [[ -n $only ]]; then
 	cells=0 costs=0 idle=0 scale=0
@@ -312,12 +318,16 @@ run_idle() {
 }
 
 run_scale() {
-	local t=$SECONDS rc=0
-	say "decision time against the guard's size: N = $scale_n in a $scale_mem MiB guest"
-	# shellcheck disable=SC2086 # the counts are words
-	"$vm" --mem "$scale_mem" --timeout 5400 -- "$here/scale.sh" -b "$build" -B "$bin" -s "$scale_seconds" \
-		"$run_dir" $scale_n >>"$run_dir/console.log" 2>&1 || rc=$?
-	((rc == 0)) || say "the scale guest exited with $rc"
+	local t=$SECONDS rc b sargs
+	for b in $scale_share; do
+		rc=0 sargs=()
+		[[ $b == none ]] || sargs=(-S "$b")
+		say "decision time against the guard's size: N = $scale_n in a $scale_mem MiB guest, share xattr $b"
+		# shellcheck disable=SC2086 # the counts are words
+		"$vm" --mem "$scale_mem" --timeout 5400 -- "$here/scale.sh" -b "$build" -B "$bin" -s "$scale_seconds" \
+			"${sargs[@]}" "$run_dir" $scale_n >>"$run_dir/console.log" 2>&1 || rc=$?
+		((rc == 0)) || say "the scale guest exited with $rc"
+	done
 	say "scale done in $(elapsed "$t")"
 }
 

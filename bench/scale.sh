@@ -8,20 +8,27 @@
 # wall and CPU time, and the MemAvailable it took: its PSI triggers), then SECONDS of decisions: the
 # times of its "decided: VERDICT in X ms over N guarded cgroups" lines (the first 3 skipped; the window
 # grows until it holds 10 more), its CPU time, context switches, and Rss/Anonymous (smaps_rollup) at the end.
-#   scale.sh [-b BUILD_DIR] [-B BIN_DIR] [-s SECONDS] RUN_DIR N...
+# With -S BYTES, each task cgroup carries the launcher's share xattr (trusted.memguard.share), as a
+# launcher's run does; without, memguardd falls back to the memory.max of the cgroup and its parents
+# for each (as for batch job cgroups added to the guard).
+#   scale.sh [-b BUILD_DIR] [-B BIN_DIR] [-s SECONDS] [-S SHARE_BYTES] RUN_DIR N...
 # One JSON line per N to RUN_DIR/results.jsonl; memguardd's logs in RUN_DIR/raw/scale-N/.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 . "$here/daemons.sh"
-build=$top/build-bench/build bin=$top/build-bench/bin seconds=20 skip=3
-usage() { echo "usage: scale.sh [-b BUILD_DIR] [-B BIN_DIR] [-s SECONDS] RUN_DIR N..." >&2; exit 2; }
-while getopts b:B:s: opt; do
+build=$top/build-bench/build bin=$top/build-bench/bin seconds=20 skip=3 share=''
+usage() {
+	echo "usage: scale.sh [-b BUILD_DIR] [-B BIN_DIR] [-s SECONDS] [-S SHARE_BYTES] RUN_DIR N..." >&2
+	exit 2
+}
+while getopts b:B:s:S: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	B) bin=$OPTARG ;;
 	s) seconds=$OPTARG ;;
+	S) share=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -65,14 +72,14 @@ cleanup() {
 trap cleanup EXIT
 
 for n in "${counts[@]}"; do
-	raw=$run_dir/raw/scale-$n
+	raw=$run_dir/raw/scale-$n${share:+-share}
 	mkdir -p "$raw"
 	# The cgroups and their sleepers, added to those of the smaller N before.
 	t=$(now_ms)
 	before=$(avail)
 	if ((n > have)); then
 		seq "$((have + 1))" "$n" | sed "s|^|$dir/task-|" | xargs mkdir
-		"$bin/sleepers" "$dir" "$((have + 1))" "$n" >/dev/null
+		"$bin/sleepers" ${share:+-s "$share"} "$dir" "$((have + 1))" "$n" >/dev/null
 	fi
 	setup_ms=$(($(now_ms) - t))
 	echo "scale: $n cgroups ($((n - have)) new) in $setup_ms ms, MemAvailable $before -> $(avail) KiB" >&2
@@ -99,7 +106,7 @@ for n in "${counts[@]}"; do
 	done
 	if [[ $start_ms == null ]]; then
 		echo "scale: memguardd did not start with $n cgroups (see $log)" >&2
-		printf '{"kind":"scale","n":%d,"started":false}\n' "$n" >>"$results"
+		printf '{"kind":"scale","n":%d,"share_bytes":%s,"started":false}\n' "$n" "${share:-null}" >>"$results"
 		kill -KILL "$mg" 2>/dev/null || true
 		wait "$mg" 2>/dev/null || true
 		mg=
@@ -146,8 +153,8 @@ for n in "${counts[@]}"; do
 		                  "guarded_seen": over, "verdicts": verdicts}, separators=(",", ":")))
 	PY
 	)
-	printf '{"kind":"scale","n":%d,"started":true,"watching":"%s","setup_ms":%d,"start_ms":%s,"start_cpu_s":%s,"start_avail_drop_kib":%d,"psimon_threads":%d,"window_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"rss_kib":%d,"anon_kib":%d,"hwm_kib":%d,"mem_available_kib":%d,"decisions":%s,"kernel":"%s"}\n' \
-		"$n" "$watching" "$setup_ms" "$start_ms" "$start_cpu" "$((tasks_avail - started_avail))" "$psimon" \
+	printf '{"kind":"scale","n":%d,"share_bytes":%s,"started":true,"watching":"%s","setup_ms":%d,"start_ms":%s,"start_cpu_s":%s,"start_avail_drop_kib":%d,"psimon_threads":%d,"window_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"rss_kib":%d,"anon_kib":%d,"hwm_kib":%d,"mem_available_kib":%d,"decisions":%s,"kernel":"%s"}\n' \
+		"$n" "${share:-null}" "$watching" "$setup_ms" "$start_ms" "$start_cpu" "$((tasks_avail - started_avail))" "$psimon" \
 		"$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.1f", (b - a) / 1000 }')" "$(secs $((t1 - t0)))" \
 		$((v1 - v0)) "$rss_kib" "$anon_kib" "$hwm" "$tasks_avail" "$stats" "$(uname -r)" | tee -a "$results"
 done
