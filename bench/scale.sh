@@ -48,6 +48,12 @@ conf=/tmp/bench/memguard.conf
 MEMGUARD_BENCH_DAEMON_CONF=$'available_min = 99%\navailable_pressure = 99%' \
 	write_memguard_conf "$conf" /tmp/bench/kills.jsonl
 tck=$(getconf CLK_TCK)
+# Descriptors as systemd gives a service (DefaultLimitNOFILE=1024:524288; memguardd raises the soft
+# limit to the hard one): memguardd holds one PSI trigger per guarded cgroup, and the guest's init
+# leaves the kernel's hard limit of 4096, which 4096 cgroups exceed. NOFILE_HARD overrides it.
+nofile_hard=${NOFILE_HARD:-524288}
+ulimit -Hn "$nofile_hard"
+ulimit -Sn 1024
 cg=/sys/fs/cgroup
 dir=$cg/memguard/run-scale
 
@@ -153,8 +159,8 @@ for n in "${counts[@]}"; do
 		                  "guarded_seen": over, "verdicts": verdicts}, separators=(",", ":")))
 	PY
 	)
-	printf '{"kind":"scale","n":%d,"share_bytes":%s,"started":true,"watching":"%s","setup_ms":%d,"start_ms":%s,"start_cpu_s":%s,"start_avail_drop_kib":%d,"psimon_threads":%d,"window_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"rss_kib":%d,"anon_kib":%d,"hwm_kib":%d,"mem_available_kib":%d,"decisions":%s,"kernel":"%s"}\n' \
-		"$n" "${share:-null}" "$watching" "$setup_ms" "$start_ms" "$start_cpu" "$((tasks_avail - started_avail))" "$psimon" \
+	printf '{"kind":"scale","n":%d,"share_bytes":%s,"started":true,"nofile_hard":%d,"watching":"%s","setup_ms":%d,"start_ms":%s,"start_cpu_s":%s,"start_avail_drop_kib":%d,"psimon_threads":%d,"window_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"rss_kib":%d,"anon_kib":%d,"hwm_kib":%d,"mem_available_kib":%d,"decisions":%s,"kernel":"%s"}\n' \
+		"$n" "${share:-null}" "$nofile_hard" "$watching" "$setup_ms" "$start_ms" "$start_cpu" "$((tasks_avail - started_avail))" "$psimon" \
 		"$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.1f", (b - a) / 1000 }')" "$(secs $((t1 - t0)))" \
 		$((v1 - v0)) "$rss_kib" "$anon_kib" "$hwm" "$tasks_avail" "$stats" "$(uname -r)" | tee -a "$results"
 done
