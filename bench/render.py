@@ -266,14 +266,14 @@ def scale_section(w, scale, args):
     """The decision time and start-up of memguardd against the number of guarded cgroups (bench/scale.sh)."""
     w("### Decision time against the guard's size")
     w("")
-    secs = next((r.get("window_s") for r in scale if r.get("window_s")), "?")
     w(
         "bench/scale.sh in one guest: N cgroups memguard/run-scale/task-I, each with one sleeping process "
         "(bench/sleepers.c), and `memguardd -n -v` (a dry run: decides and logs, never kills) with "
         "available_min = 99%, so memory is always short and it decides at every poll (100 ms). A decision is "
         "timed by memguardd itself from its wake-up (the node read) to the verdict (`decided: VERDICT in X ms "
-        "over N guarded cgroups`, debug level); the first 3 of each N are skipped, then at least "
-        f"~{secs} s of them are counted (longer until 10 are). Start-up: from exec to the "
+        "over N guarded cgroups`, debug level); the first 3 of each N are skipped, then those of at least 20 s "
+        "(bench/run.sh --scale-seconds) are counted, longer until 10 are. When a decision takes longer than "
+        "the poll, the next follows at once: CPU % near 100 means memguardd decided back to back. Start-up: from exec to the "
         "`watching ... N guarded cgroups` line (the first rescan, one PSI trigger per guarded cgroup, the first "
         "decision), its CPU time, and the MemAvailable it took (mostly the kernel's: each cgroup with a PSI "
         "trigger gets a psimon kernel thread). CPU % and memory over the decision window. share: without the "
