@@ -10,24 +10,32 @@
 # Resident memory is Rss and Anonymous from /proc/PID/smaps_rollup, which walks the page tables. VmRSS
 # is kept for comparison with earlier runs, but Linux 6.1 counts it per thread and folds the counts in
 # only every 64 page faults, so an idle daemon's VmRSS can stay hundreds of KiB below its real RSS.
-#   idle.sh [-b BUILD_DIR] RUN_DIR MINUTES
-# One JSON line per daemon to RUN_DIR/results.jsonl.
+# After the window, memguardd's system calls for a minute (strace, when the host has it): where its
+# wake-ups come from. The daemons' logs and that trace go to RUN_DIR/raw/idle-MIB/.
+#   idle.sh [-b BUILD_DIR] [-g GUEST_MIB] RUN_DIR MINUTES
+# One JSON line per daemon to RUN_DIR/results.jsonl, with the guest's size (-g, as booted; and MemTotal).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 . "$here/daemons.sh"
 build=$top/build-bench/build
-while getopts b: opt; do
+guest_mib=0
+while getopts b:g: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
-	*) echo "usage: idle.sh [-b BUILD_DIR] RUN_DIR MINUTES" >&2; exit 2 ;;
+	g) guest_mib=$OPTARG ;;
+	*) echo "usage: idle.sh [-b BUILD_DIR] [-g GUEST_MIB] RUN_DIR MINUTES" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-(($# == 2)) || { echo "usage: idle.sh [-b BUILD_DIR] RUN_DIR MINUTES" >&2; exit 2; }
+(($# == 2)) || { echo "usage: idle.sh [-b BUILD_DIR] [-g GUEST_MIB] RUN_DIR MINUTES" >&2; exit 2; }
 run_dir=$1 minutes=$2
 results=$run_dir/results.jsonl
+mem_total=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+((guest_mib > 0)) || guest_mib=$((mem_total / 1024))
+raw=$run_dir/raw/idle-$guest_mib
+mkdir -p "$raw"
 echo -1000 >/proc/self/oom_score_adj
 mkdir -p /tmp/bench
 write_memguard_conf /tmp/bench/memguard.conf /tmp/bench/kills.jsonl
@@ -95,19 +103,24 @@ wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 for name in "${names[@]}"; do
 	p=${pid[$name]}
 	if ! kill -0 "$p" 2>/dev/null; then
-		printf '{"kind":"idle","daemon":"%s","died":true}\n' "$name" >>"$results"
+		printf '{"kind":"idle","guest_mib":%d,"daemon":"%s","died":true}\n' "$guest_mib" "$name" >>"$results"
 		continue
 	fi
 	t=$(ticks "$p")
 	read -r uss pss <<<"$(own "$p")"
-	printf '{"kind":"idle","daemon":"%s","minutes":%d,"wall_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"nonvoluntary_ctxt_switches":%d,"rss_avg_kib":%d,"rss_max_kib":%d,"hwm_kib":%d,"rss_anon_avg_kib":%d,"vmrss_avg_kib":%d,"rss_source":"smaps_rollup","uss_kib":%s,"pss_kib":%s,"kernel":"%s"}\n' \
-		"$name" "$minutes" "$wall" "$(awk -v a="${t0[$name]}" -v b="$t" -v h="$tck" 'BEGIN { printf "%.2f", (b - a) / h }')" \
+	printf '{"kind":"idle","guest_mib":%d,"mem_total_kib":%d,"daemon":"%s","minutes":%d,"wall_s":%s,"cpu_s":%s,"voluntary_ctxt_switches":%d,"nonvoluntary_ctxt_switches":%d,"rss_avg_kib":%d,"rss_max_kib":%d,"hwm_kib":%d,"rss_anon_avg_kib":%d,"vmrss_avg_kib":%d,"rss_source":"smaps_rollup","uss_kib":%s,"pss_kib":%s,"kernel":"%s"}\n' \
+		"$guest_mib" "$mem_total" "$name" "$minutes" "$wall" "$(awk -v a="${t0[$name]}" -v b="$t" -v h="$tck" 'BEGIN { printf "%.2f", (b - a) / h }')" \
 		"$(($(ctx "$p" voluntary_ctxt_switches) - v0[$name]))" "$(($(ctx "$p" nonvoluntary_ctxt_switches) - n0[$name]))" \
 		"$((rss_sum[$name] / (samples ? samples : 1)))" "${rss_max[$name]}" \
 		"$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$p/status")" "$((anon_sum[$name] / (samples ? samples : 1)))" "$((vmrss_sum[$name] / (samples ? samples : 1)))" \
 		"$uss" "$pss" "$(uname -r)" | tee -a "$results"
 done
+# Where memguardd's wake-ups come from: every system call for a minute (not counted above).
+if command -v strace >/dev/null && kill -0 "${pid[memguardd]}" 2>/dev/null; then
+	timeout -s INT 60 strace -f -tt -p "${pid[memguardd]}" -o "$raw/memguardd.strace" 2>/dev/null || true
+fi
 for name in "${names[@]}"; do
 	kill -TERM "${pid[$name]}" 2>/dev/null || true
 done
 wait || true
+cp /tmp/bench/*.log "$raw/" 2>/dev/null || true

@@ -262,6 +262,189 @@ def svg_plot(agg, scenarios, variants, path):
         f.write("\n".join(out) + "\n")
 
 
+def scale_section(w, scale, args):
+    """The decision time and start-up of memguardd against the number of guarded cgroups (bench/scale.sh)."""
+    w("### Decision time against the guard's size")
+    w("")
+    w(
+        "bench/scale.sh in one guest: N cgroups memguard/run-scale/task-I, each with one sleeping process "
+        "(bench/sleepers.c), and `memguardd -n -v` (a dry run: decides and logs, never kills) with "
+        "available_min = 99%, so memory is always short and it decides at every poll (100 ms). A decision is "
+        "timed by memguardd itself from its wake-up (the node read) to the verdict (`decided: VERDICT in X ms "
+        "over N guarded cgroups`, debug level); the first 3 of each N are skipped, then those of at least 20 s "
+        "(bench/run.sh --scale-seconds) are counted, longer until 10 are. When a decision takes longer than "
+        "the poll, the next follows at once: CPU % near 100 means memguardd decided back to back. Start-up: from exec to the "
+        "`watching ... N guarded cgroups` line (the first rescan, one PSI trigger per guarded cgroup, the first "
+        "decision), its CPU time, and the MemAvailable it took (mostly the kernel's: each cgroup with a PSI "
+        "trigger gets a psimon kernel thread). CPU % and memory over the decision window. share: without the "
+        "launcher's share xattr (trusted.memguard.share) memguardd reads each cgroup's and its parents' "
+        "memory.max for a share at every decision (as for batch job cgroups added to the guard); with it, as "
+        "for the launcher's runs, it reads the xattr."
+    )
+    w("")
+    w(
+        "| share | N | decisions | median (ms) | p90 (ms) | min–max (ms) | ms per added cgroup | start-up (s) | "
+        "start-up CPU (s) | MemAvailable taken at start (MiB) | psimon threads | CPU % while short | "
+        "RSS (MiB) | Anonymous (KiB) |"
+    )
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    base, group = None, object()
+    for r in scale:
+        sh = share_label(r)
+        if sh != group:
+            base, group = None, sh
+        if not r.get("started"):
+            w(f"| {sh} | {r['n']} | memguardd did not start | | | | | | | | | | | |")
+            continue
+        d = r.get("decisions") or {}
+        med = d.get("median_ms")
+        if med is None:
+            per = "—"
+        elif base is None:
+            base, per = (r["n"], med), "—"
+        else:
+            per = f"{(med - base[1]) / (r['n'] - base[0]):.3f}"
+        cpu = 100 * r["cpu_s"] / (r["window_s"] or 1)
+
+        def ms(v):
+            return "—" if v is None else f"{v:.2f}"
+
+        w(
+            f"| {sh} | {r['n']} | {d.get('count', 0)} | {ms(med)} | {ms(d.get('p90_ms'))} | "
+            f"{ms(d.get('min_ms'))}–{ms(d.get('max_ms'))} | {per} | {r['start_ms'] / 1000:.1f} | "
+            f"{r['start_cpu_s']:.2f} | {r['start_avail_drop_kib'] / 1024:.1f} | {r['psimon_threads']} | "
+            f"{cpu:.1f} | {r['rss_kib'] / 1024:.1f} | {r['anon_kib']} |"
+        )
+    w("")
+    verdicts = {}
+    for r in scale:
+        for v, c in ((r.get("decisions") or {}).get("verdicts") or {}).items():
+            verdicts[v] = verdicts.get(v, 0) + c
+    if verdicts:
+        w("Verdicts of the counted decisions: " + ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items())) + ".")
+        w("")
+    path = args.scale_svg or os.path.join(os.path.dirname(os.path.abspath(args.svg)), "benchmarks-scale.svg")
+    svg_scale(scale, path)
+    link = args.scale_svg_link or os.path.basename(path)
+    w(f"![memguardd's decision time and start-up against the number of guarded cgroups]({link})")
+    w("")
+
+
+def share_label(r):
+    b = r.get("share_bytes")
+    return "none: memory.max" if not b else f"xattr {b / 1048576:g} MiB"
+
+
+def svg_scale(scale, path):
+    """Log-log: decision time (median, whiskers min–max, p90 as a tick) and start-up against N, with a
+    line proportional to N through the largest N for reference."""
+    width, height, left, right, top, bottom = 720, 500, 70, 20, 50, 130
+    rows = [r for r in scale if r.get("started") and (r.get("decisions") or {}).get("median_ms")]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">'
+        "memguardd against the number of guarded cgroups (log-log, TCG guest)</text>",
+    ]
+    if not rows:
+        out.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no decisions recorded</text>')
+    else:
+        ns = [r["n"] for r in rows]
+        vals = []
+        for r in rows:
+            d = r["decisions"]
+            vals += [v for v in (d.get("min_ms"), d.get("max_ms"), d.get("median_ms")) if v]
+            vals.append(r["start_ms"])
+        xlo, xhi = 10 ** math.floor(math.log10(min(ns))), 10 ** math.ceil(math.log10(max(ns)))
+        if xhi <= xlo:
+            xhi = xlo * 10
+        ylo = 10 ** math.floor(math.log10(min(vals)))
+        yhi = 10 ** math.ceil(math.log10(max(vals)))
+        if yhi <= ylo:
+            yhi = ylo * 10
+        x0, x1, y0, y1 = left, width - right, top, height - bottom
+
+        def xp(v):
+            return x0 + (math.log10(v) - math.log10(xlo)) / (math.log10(xhi) - math.log10(xlo)) * (x1 - x0)
+
+        def yp(v):
+            v = min(max(v, ylo), yhi)
+            return y1 - (math.log10(v) - math.log10(ylo)) / (math.log10(yhi) - math.log10(ylo)) * (y1 - y0)
+
+        t = ylo
+        while t <= yhi * 1.0001:
+            out.append(f'<line x1="{x0}" x2="{x1}" y1="{yp(t):.1f}" y2="{yp(t):.1f}" stroke="#ddd"/>')
+            out.append(f'<text x="{x0 - 6}" y="{yp(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
+            t *= 10
+        t = xlo
+        while t <= xhi * 1.0001:
+            out.append(f'<line x1="{xp(t):.1f}" x2="{xp(t):.1f}" y1="{y0}" y2="{y1}" stroke="#eee"/>')
+            out.append(f'<text x="{xp(t):.1f}" y="{y1 + 16}" text-anchor="middle">{t:g}</text>')
+            t *= 10
+        out.append(f'<line x1="{x0}" x2="{x0}" y1="{y0}" y2="{y1}" stroke="#333"/>')
+        out.append(f'<line x1="{x0}" x2="{x1}" y1="{y1}" y2="{y1}" stroke="#333"/>')
+        out.append(f'<text x="{(x0 + x1) / 2}" y="{y1 + 34}" text-anchor="middle">guarded cgroups (N)</text>')
+        out.append(
+            f'<text x="16" y="{(y0 + y1) / 2}" text-anchor="middle" transform="rotate(-90 16 {(y0 + y1) / 2})">'
+            "milliseconds</text>"
+        )
+        # Proportional to N through the largest N: a curve that stays above it to the left grows
+        # no faster than linearly.
+        last = [r for r in rows if share_label(r) == share_label(rows[-1])]
+        nmax, mmax = last[-1]["n"], last[-1]["decisions"]["median_ms"]
+        a, b = xlo, xhi
+        out.append(
+            f'<line x1="{xp(a):.1f}" y1="{yp(mmax * a / nmax):.1f}" x2="{xp(b):.1f}" y2="{yp(mmax * b / nmax):.1f}" '
+            'stroke="#999" stroke-dasharray="5,4"/>'
+        )
+        groups = []
+        for r in rows:
+            if share_label(r) not in groups:
+                groups.append(share_label(r))
+        dec_colors = ["#1f77b4", "#2ca02c", "#9467bd"]
+        start_colors = ["#d62728", "#ff7f0e", "#8c564b"]
+        series = []
+        for gi, g in enumerate(groups):
+            series.append((f"decision, {g}", dec_colors[gi % 3], lambda r: r["decisions"]["median_ms"], g))
+            series.append((f"start-up, {g}", start_colors[gi % 3], lambda r: r["start_ms"], g))
+        for label, color, get, g in series:
+            grows = [r for r in rows if share_label(r) == g]
+            pts = " ".join(f"{xp(r['n']):.1f},{yp(get(r)):.1f}" for r in grows)
+            out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
+            for r in grows:
+                out.append(
+                    f'<circle cx="{xp(r["n"]):.1f}" cy="{yp(get(r)):.1f}" r="4" fill="{color}">'
+                    f"<title>N = {r['n']}: {get(r):g} ms</title></circle>"
+                )
+        for r in rows:
+            d, cx = r["decisions"], xp(r["n"])
+            color = dec_colors[groups.index(share_label(r)) % 3]
+            out.append(
+                f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{yp(d["min_ms"]):.1f}" y2="{yp(d["max_ms"]):.1f}" '
+                f'stroke="{color}"/>'
+            )
+            if d.get("p90_ms"):
+                out.append(
+                    f'<line x1="{cx - 6:.1f}" x2="{cx + 6:.1f}" y1="{yp(d["p90_ms"]):.1f}" '
+                    f'y2="{yp(d["p90_ms"]):.1f}" stroke="{color}"/>'
+                )
+        ly = height - 14 - 16 * ((len(series) + 1) // 2)
+        for k, (label, color, _, _) in enumerate(series):
+            lx, yy = left + (k % 2) * 320, ly + 16 * (k // 2)
+            out.append(f'<rect x="{lx}" y="{yy - 10}" width="12" height="12" fill="{color}"/>')
+            out.append(f'<text x="{lx + 16}" y="{yy}">{html.escape(label)}</text>')
+        yy = ly + 16 * ((len(series) + 1) // 2)
+        out.append(f'<line x1="{left}" x2="{left + 24}" y1="{yy - 4}" y2="{yy - 4}" stroke="#999" stroke-dasharray="5,4"/>')
+        out.append(
+            f'<text x="{left + 28}" y="{yy}">∝ N through the largest N (decision, {html.escape(groups[-1])}); '
+            "whiskers min–max, tick p90</text>"
+        )
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 # --- Markdown --------------------------------------------------------------------------------------
 
 
@@ -273,6 +456,8 @@ def main():
     ap.add_argument("--svg-link", default=None)
     ap.add_argument("--calibration", default=None)
     ap.add_argument("--notes", default=None)
+    ap.add_argument("--scale-svg", default=None, help="the decision-time plot (default: next to --svg)")
+    ap.add_argument("--scale-svg-link", default=None)
     args = ap.parse_args()
 
     recs = load(args.results)
@@ -281,6 +466,9 @@ def main():
     cells = [r for r in recs if r.get("kind") == "cell"]
     costs = [r for r in recs if r.get("kind") == "cost"]
     idle = [r for r in recs if r.get("kind") == "idle"]
+    scale = sorted(
+        (r for r in recs if r.get("kind") == "scale"), key=lambda r: (r.get("share_bytes") or 0, r["n"])
+    )
     calib = load(args.calibration) if args.calibration and os.path.exists(args.calibration) else []
 
     scenarios = [s for s in SCENARIO_ORDER if any(c["scenario"] == s for c in cells)]
@@ -755,24 +943,51 @@ def main():
 
         anon = "Anonymous" if exact else "RssAnon"
         extra = " VmRSS avg (MiB) |" if exact else ""
+        # One row group per guest size: memguardd's idle interval follows MemAvailable.
+        meta_mib = meta.get("guest_mem_mib", 1024)
+        sizes = sorted({i.get("guest_mib", meta_mib) for i in idle})
         w(
-            "| daemon | CPU seconds | CPU % | voluntary switches | involuntary switches | switches / s "
+            "| guest (MiB) | daemon | CPU seconds | CPU % | voluntary switches | involuntary switches | switches / s "
             f"| RSS avg (MiB) | RSS max (MiB) | {anon} avg (MiB) |{extra} USS (MiB) | PSS (MiB) |"
         )
-        w("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if exact else ""))
-        for i in idle:
-            if i.get("died"):
-                w(f"| {i['daemon']} | died during the measurement | | | | | | | | | |" + (" |" if exact else ""))
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if exact else ""))
+        for size in sizes:
+            first = True
+            for i in idle:
+                if i.get("guest_mib", meta_mib) != size:
+                    continue
+                g = f"**{size}**" if first else ""
+                first = False
+                if i.get("died"):
+                    w(f"| {g} | {i['daemon']} | died during the measurement | | | | | | | | | |" + (" |" if exact else ""))
+                    continue
+                wall = i["wall_s"] or 1
+                sw = (i["voluntary_ctxt_switches"] + i["nonvoluntary_ctxt_switches"]) / wall
+                vm = f" {mib(i, 'vmrss_avg_kib')} |" if exact else ""
+                w(
+                    f"| {g} | {i['daemon']} | {i['cpu_s']:.2f} | {100 * i['cpu_s'] / wall:.3f} | "
+                    f"{i['voluntary_ctxt_switches']} | {i['nonvoluntary_ctxt_switches']} | {sw:.1f} | "
+                    f"{mib(i, 'rss_avg_kib')} | {mib(i, 'rss_max_kib')} | {mib(i, 'rss_anon_avg_kib')} |{vm} "
+                    f"{mib(i, 'uss_kib')} | {mib(i, 'pss_kib')} |"
+                )
+        w("")
+        # The goal of issue #14: wake-ups at most a tenth of earlyoom's, anonymous memory at most 512 KiB.
+        for size in sizes:
+            by_d = {i["daemon"]: i for i in idle if i.get("guest_mib", meta_mib) == size and not i.get("died")}
+            mg, eo = by_d.get("memguardd"), by_d.get("earlyoom")
+            if not mg or not eo:
                 continue
-            wall = i["wall_s"] or 1
-            sw = (i["voluntary_ctxt_switches"] + i["nonvoluntary_ctxt_switches"]) / wall
-            vm = f" {mib(i, 'vmrss_avg_kib')} |" if exact else ""
+            ratio = mg["voluntary_ctxt_switches"] / max(1, eo["voluntary_ctxt_switches"])
             w(
-                f"| {i['daemon']} | {i['cpu_s']:.2f} | {100 * i['cpu_s'] / wall:.3f} | {i['voluntary_ctxt_switches']} | "
-                f"{i['nonvoluntary_ctxt_switches']} | {sw:.1f} | {mib(i, 'rss_avg_kib')} | {mib(i, 'rss_max_kib')} | "
-                f"{mib(i, 'rss_anon_avg_kib')} |{vm} {mib(i, 'uss_kib')} | {mib(i, 'pss_kib')} |"
+                f"- {size} MiB guest: memguardd woke {mg['voluntary_ctxt_switches']} times "
+                f"({mg['voluntary_ctxt_switches'] / (mg['wall_s'] or 1):.2f}/s), earlyoom "
+                f"{eo['voluntary_ctxt_switches']} times: {ratio:.3f} of earlyoom's (goal ≤ 0.1); memguardd's "
+                f"anonymous memory {mg['rss_anon_avg_kib']} KiB on average (goal ≤ 512 KiB)."
             )
         w("")
+
+    if scale:
+        scale_section(w, scale, args)
 
     # -- caveats
     w("## Caveats")

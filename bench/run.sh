@@ -16,6 +16,15 @@ usage() {
 		  --no-costs           skip the start-up costs (a systemd guest)
 		  --no-idle            skip the daemons' idle costs
 		  --idle-minutes M     how long the daemons idle (default 10)
+		  --idle-mem "MIB..."  guest sizes the daemons idle in, one guest each (default "1024 8192")
+		  --scale              also measure memguardd's decision time against the guard's size
+		  --scale-n "N..."     guarded cgroup counts for --scale (default "1 64 1024 4096")
+		  --scale-mem MIB      the scale guest's memory (default 3072)
+		  --scale-seconds S    how long memguardd decides at each count (default 20)
+		  --scale-share "B..." one scale guest per value: "none" (memguardd falls back to memory.max for
+		                       each cgroup's share) or bytes in the launcher's share xattr (default "none")
+		  --only "PART..."     run only these parts: cells, costs, idle, scale (e.g. "scale idle");
+		                       without cells the report goes into the run directory only
 		  --costs-n "N..."     task counts for the start-up costs (default "16 256 1024")
 		  --costs-reps N       repetitions of the start-up costs (default 3)
 		  --calibrate          only calibrate lazygc's LIVE_MIB in a guest and print the measurements
@@ -33,17 +42,25 @@ top=$(cd "$here/.." && pwd -P)
 . "$here/scenarios.sh"
 
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
-live="72 80 88 96" out=$top/build-bench render=1 doc=
+live="72 80 88 96" out=$top/build-bench render=1 doc='' cells=1 idle_mem="1024 8192"
+scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 scale_share=none only=
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in
-	--smoke) smoke=1 reps=1 costs=0 idle=0 scenarios=runaway variants="kernel strict"; shift ;;
+	--smoke) smoke=1 reps=1 costs=0 idle=0 scale=0 scenarios=runaway variants="kernel strict"; shift ;;
 	--reps) reps=${2:-}; shift 2 || usage ;;
 	--scenarios) scenarios=${2:-}; shift 2 || usage ;;
 	--variants) variants=${2:-}; shift 2 || usage ;;
 	--no-costs) costs=0; shift ;;
 	--no-idle) idle=0; shift ;;
 	--idle-minutes) idle_minutes=${2:-}; shift 2 || usage ;;
+	--idle-mem) idle_mem=${2:-}; shift 2 || usage ;;
+	--scale) scale=1; shift ;;
+	--scale-n) scale_n=${2:-}; shift 2 || usage ;;
+	--scale-mem) scale_mem=${2:-}; shift 2 || usage ;;
+	--scale-seconds) scale_seconds=${2:-}; shift 2 || usage ;;
+	--scale-share) scale_share=${2:-}; shift 2 || usage ;;
+	--only) only=${2:-}; shift 2 || usage ;;
 	--costs-n) costs_n=${2:-}; shift 2 || usage ;;
 	--costs-reps) costs_reps=${2:-}; shift 2 || usage ;;
 	--calibrate) calibrate=1; shift ;;
@@ -55,6 +72,28 @@ while (($#)); do
 	esac
 done
 [[ $reps =~ ^[1-9][0-9]*$ && $idle_minutes =~ ^[0-9]+$ && $costs_reps =~ ^[1-9][0-9]*$ ]] || usage
+[[ $scale_mem =~ ^[1-9][0-9]*$ && $scale_seconds =~ ^[1-9][0-9]*$ ]] || usage
+for m in $idle_mem; do
+	[[ $m =~ ^[1-9][0-9]*$ ]] || usage
+done
+for n in $scale_n; do
+	[[ $n =~ ^[1-9][0-9]*$ ]] || usage
+done
+for b in $scale_share; do
+	[[ $b == none || $b =~ ^[1-9][0-9]*$ ]] || usage
+done
+if [[ -n $only ]]; then
+	cells=0 costs=0 idle=0 scale=0
+	for part in ${only//,/ }; do
+		case $part in
+		cells) cells=1 ;;
+		costs) costs=1 ;;
+		idle) idle=1 ;;
+		scale) scale=1 ;;
+		*) echo "bench: no part $part (cells, costs, idle, scale)" >&2; exit 2 ;;
+		esac
+	done
+fi
 for s in $scenarios; do
 	[[ " ${BENCH_SCENARIOS[*]} " == *" $s "* ]] || { echo "bench: no scenario $s" >&2; exit 2; }
 done
@@ -112,6 +151,8 @@ build_all() {
 	for c in heartbeat sampler spawn worker; do
 		cc -O2 -Wall -Wextra -o "$bin/$c" "$here/$c.c"
 	done
+	# Thousands of copies of it sleep in the scale guest: static, so each maps only its own few pages.
+	cc -O2 -Wall -Wextra -static -o "$bin/sleepers" "$here/sleepers.c"
 	# shellcheck disable=SC2046 # pkg-config prints one flag per word
 	cc -O2 -Wall -Wextra -o "$bin/sdfloor" "$here/sdfloor.c" $(pkg-config --cflags --libs libsystemd)
 }
@@ -263,25 +304,50 @@ run_costs() {
 	say "costs done in $(elapsed "$t")"
 }
 
+# One guest per size in $idle_mem: the idle interval follows MemAvailable, so the guest's size matters.
 run_idle() {
-	local t=$SECONDS rc=0
-	say "idle daemons: $idle_minutes minutes"
-	"$vm" --timeout $((idle_minutes * 60 + 600)) -- "$here/idle.sh" -b "$build" "$run_dir" "$idle_minutes" \
-		>>"$run_dir/console.log" 2>&1 || rc=$?
-	((rc == 0)) || say "the idle guest exited with $rc"
+	local t=$SECONDS rc m
+	for m in $idle_mem; do
+		rc=0
+		say "idle daemons in a $m MiB guest: $idle_minutes minutes"
+		"$vm" --mem "$m" --timeout $((idle_minutes * 60 + 900)) -- "$here/idle.sh" -b "$build" -g "$m" \
+			"$run_dir" "$idle_minutes" >>"$run_dir/console.log" 2>&1 || rc=$?
+		((rc == 0)) || say "the $m MiB idle guest exited with $rc"
+	done
 	say "idle done in $(elapsed "$t")"
 }
 
+run_scale() {
+	local t=$SECONDS rc b sargs
+	for b in $scale_share; do
+		rc=0 sargs=()
+		[[ $b == none ]] || sargs=(-S "$b")
+		say "decision time against the guard's size: N = $scale_n in a $scale_mem MiB guest, share xattr $b"
+		# shellcheck disable=SC2086 # the counts are words
+		"$vm" --mem "$scale_mem" --timeout 5400 -- "$here/scale.sh" -b "$build" -B "$bin" -s "$scale_seconds" \
+			"${sargs[@]}" "$run_dir" $scale_n >>"$run_dir/console.log" 2>&1 || rc=$?
+		((rc == 0)) || say "the scale guest exited with $rc"
+	done
+	say "scale done in $(elapsed "$t")"
+}
+
 write_meta() {
-	local cpu qemu git dirty
+	local cpu qemu git dirty parts='' p
+	for p in cells costs idle scale; do
+		if ((${!p})); then
+			parts+="$p "
+		fi
+	done
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -n 1 || true)
 	git=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	dirty=$(git -C "$top" status --porcelain 2>/dev/null | grep -c . || true)
 	ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none; }
-	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s"}\n' \
+	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s"}\n' \
 		"$run_id" "$(date -u +%FT%TZ)" "$( ((smoke)) && echo true || echo false)" "$reps" "$cpu" "$(nproc)" \
-		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$git" "$dirty" "$(ver earlyoom)" "$(ver nohang)" \
+		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+		"$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)" \
+		"${parts% }" "$git" "$dirty" "$(ver earlyoom)" "$(ver nohang)" \
 		"$(ver pypy3)" "$BENCH_CHURN_LIVE" "$BENCH_CHURN_SECONDS" \
 		"$( ((smoke)) && echo "$smoke_work" || echo "$BENCH_WORK_SECONDS")" \
 		"${MEMGUARD_BENCH_DAEMON_CONF:-}" >>"$run_dir/results.jsonl"
@@ -311,28 +377,34 @@ if ((calibrate)); then
 fi
 
 write_meta
-run_cells
+((cells)) && run_cells
 ((costs)) && run_costs
 ((idle && idle_minutes > 0)) && run_idle
+((scale)) && run_scale
 printf '{"kind":"end","seconds":%d}\n' $((SECONDS - began)) >>"$run_dir/results.jsonl"
 say "measured in $(elapsed)"
 
 status=0
 if ((render)); then
-	if ((smoke)); then
+	if ((smoke || !cells)); then
+		# Without the cells the report would lose its main part: it goes into the run directory.
 		python3 "$here/render.py" --results "$run_dir/results.jsonl" --md "${doc:-$run_dir/benchmarks.md}" \
 			--svg "$run_dir/benchmarks.svg" --svg-link benchmarks.svg || status=$?
-		sed -n '/^| scenario | variant | finished/,/^$/p' "${doc:-$run_dir/benchmarks.md}"
+		if ((smoke)); then
+			sed -n '/^| scenario | variant | finished/,/^$/p' "${doc:-$run_dir/benchmarks.md}"
+		fi
 	else
 		mkdir -p "$here/results"
 		cp "$run_dir/results.jsonl" "$here/results/results.jsonl"
 		python3 "$here/render.py" --results "$here/results/results.jsonl" --md "${doc:-$top/docs/benchmarks.md}" \
 			--svg "$here/results/benchmarks.svg" --svg-link ../bench/results/benchmarks.svg \
+			--scale-svg "$here/results/benchmarks-scale.svg" --scale-svg-link ../bench/results/benchmarks-scale.svg \
 			--calibration "$here/results/calibrate.jsonl" --notes "$here/results/notes.md" || status=$?
 	fi
 fi
 # The harness worked when every cell left a record (a hung guest is a result, a missing record is not).
 expected=0
+((cells)) || scenarios=
 for s in $scenarios; do
 	for v in $variants; do
 		expected=$((expected + reps))
