@@ -22,6 +22,9 @@
 #define RESCAN_USEC (60 * 1000000ull)
 /* Timer slack: the poll interval is at least 100 ms. */
 #define TIMER_ACCURACY_USEC 10000ull
+/* Descriptors kept free of PSI triggers: reading the tree, the placement
+ * service and the journal need them; without them every read would fail. */
+#define FD_RESERVE 256
 /* Placed runs one ordinary user may have at once. */
 #define PLACE_MAX_RUNS_PER_UID 32
 
@@ -47,7 +50,10 @@ struct daemon {
 	sd_event *event;
 	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
 	int inotify_fd;
-	int fence_fd; /* inotify on the fenced cgroups' memory.events */
+	int fence_fd;         /* inotify on the fenced cgroups' memory.events */
+	size_t ntriggers;     /* guarded cgroups' PSI triggers armed (each an fd) */
+	size_t max_triggers;  /* RLIMIT_NOFILE less FD_RESERVE */
+	bool triggers_capped; /* said that some are not armed */
 	sd_event_source *fence_src;
 	int node_trigger_fd;
 	struct watched *w; /* grown by watch_slot() */
@@ -55,6 +61,7 @@ struct daemon {
 	bool trigger_fired;
 	bool was_short;          /* memory was short at the last decision */
 	uint64_t rescanned_usec; /* the last guards_rescan */
+	uint64_t decision_usec;  /* what the last check cost, wake-up to verdict */
 	uint64_t last_kill_usec;
 	struct mg_meminfo mem;
 	struct mg_fall_rate fall;
@@ -73,7 +80,7 @@ int daemon_evaluate(struct daemon *d);
 /* The guard list (guards.c). guards_rescan finds the guarded cgroups, arms a
  * trigger on each new one and forgets the gone; guards_watch_parents sets
  * inotify watches on every directory a guarded cgroup could appear in. */
-void guards_unwatch(struct watched *w);
+void guards_unwatch(struct daemon *d, struct watched *w);
 void guards_arm_trigger(struct daemon *d, struct watched *w);
 void guards_rescan(struct daemon *d);
 /* Reads the numbers of the cgroups already guarded (memory.current, the

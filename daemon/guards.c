@@ -18,12 +18,14 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 
-void guards_unwatch(struct watched *w)
+void guards_unwatch(struct daemon *d, struct watched *w)
 {
 	sd_event_source_disable_unref(w->src);
 	w->src = NULL;
-	if (w->trigger_fd >= 0)
+	if (w->trigger_fd >= 0) {
 		close(w->trigger_fd);
+		d->ntriggers--;
+	}
 	w->trigger_fd = -1;
 }
 
@@ -45,14 +47,26 @@ static int on_cgroup_trigger(sd_event_source *src, int fd, uint32_t revents, voi
 
 void guards_arm_trigger(struct daemon *d, struct watched *w)
 {
-	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+	_cleanup_close_ int cg = -1;
 
-	if (cg >= 0)
+	/* Each trigger is a descriptor: past the limit the cgroup is still
+	 * guarded, through the node's trigger and the poll. */
+	if (d->ntriggers >= d->max_triggers) {
+		if (!d->triggers_capped)
+			log_warn("guard: more guarded cgroups than descriptors for their PSI triggers "
+			         "(%zu armed, RLIMIT_NOFILE less %d): the rest are judged by the node's",
+			         d->ntriggers, FD_RESERVE);
+		d->triggers_capped = true;
+		return;
+	}
+	if ((cg = mg_cg_open(d->mountfd, w->e.path)) >= 0)
 		w->trigger_fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME,
 		                                    d->cfg.trigger_stall_usec, d->cfg.trigger_window_usec);
+	if (w->trigger_fd >= 0)
+		d->ntriggers++;
 	if (w->trigger_fd >= 0 &&
 	    sd_event_add_io(d->event, &w->src, w->trigger_fd, EPOLLPRI, on_cgroup_trigger, d) < 0)
-		guards_unwatch(w);
+		guards_unwatch(d, w);
 	log_debug("guarding cgroup %s (PSI trigger %s)", w->e.path,
 	          w->trigger_fd >= 0 ? "armed" : "not armed");
 }
@@ -114,7 +128,7 @@ static void forget_unseen(struct daemon *d)
 			d->w[kept].e.snap.path = d->w[kept].e.path; /* it moved */
 			kept++;
 		} else {
-			guards_unwatch(&d->w[i]);
+			guards_unwatch(d, &d->w[i]);
 			guards_unwatch_fence(d, &d->w[i]);
 		}
 	}

@@ -212,6 +212,7 @@ int daemon_evaluate(struct daemon *d)
 			read_outsider(d, snaps, n, &node.outsider);
 		mg_policy_decide(&d->policy, &node, snaps, n, &dec);
 		/* bench/scale.sh reads this line: the decision's cost against the guard's size. */
+		d->decision_usec = mg_now_usec() - node.now_usec;
 		if (memory_short)
 			log_debug("decided: %s in %.3f ms over %zu guarded cgroups",
 			          mg_verdict_name(dec.verdict),
@@ -246,9 +247,10 @@ int daemon_evaluate(struct daemon *d)
 		daemon_metrics_update(d, &node, &dec);
 	}
 	d->trigger_fired = false;
-	r = mg_event_arm_timer(d->event, &d->poll_timer,
-	                       mg_policy_poll_usec(&d->policy, d->mem.mem_available, d->fall.bps),
-	                       TIMER_ACCURACY_USEC, on_poll, d);
+	r = mg_event_arm_timer(
+	        d->event, &d->poll_timer,
+	        mg_policy_poll_usec(&d->policy, d->mem.mem_available, d->fall.bps, d->decision_usec),
+	        TIMER_ACCURACY_USEC, on_poll, d);
 	if (r < 0)
 		mg_log_errno(LOG_ERR, r, "arm the poll timer: %m");
 	return 0;
@@ -304,7 +306,7 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 			if ((r = arm_node_trigger(d)) < 0)
 				mg_log_errno(LOG_ERR, r, "re-arm the PSI trigger on pressure/memory: %m");
 			for (size_t i = 0; i < d->nw; i++) {
-				guards_unwatch(&d->w[i]);
+				guards_unwatch(d, &d->w[i]);
 				guards_arm_trigger(d, &d->w[i]);
 			}
 		}
@@ -347,6 +349,20 @@ static void protect_self(int procfd)
 		if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
 			log_debug("raise RLIMIT_NOFILE: %s", strerror(errno));
 	}
+}
+
+/* How many guarded cgroups get a PSI trigger of their own: the descriptors
+ * protect_self() raised the limit to, less FD_RESERVE (half of them when the
+ * limit is small). */
+static size_t trigger_budget(void)
+{
+	struct rlimit nofile;
+
+	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0 || nofile.rlim_cur == RLIM_INFINITY)
+		return MAX_GUARDED;
+	if (nofile.rlim_cur > 2 * FD_RESERVE)
+		return (size_t)(nofile.rlim_cur - FD_RESERVE);
+	return (size_t)(nofile.rlim_cur / 2);
 }
 
 /* Writes our pid for the launcher and holds a lock on the file for life, so
@@ -518,11 +534,13 @@ int main(int argc, char **argv)
 	if (sd_event_new(&d.event) < 0)
 		return 1;
 	if (status) {
+		d.triggers_capped = true; /* --status only reads: no triggers, nothing to say of them */
 		print_status(&d);
 		return 0;
 	}
 
 	protect_self(d.procfd);
+	d.max_triggers = trigger_budget();
 	if ((r = arm_node_trigger(&d)) < 0)
 		return mg_log_errno(LOG_ERR, r, "arm a PSI trigger on %s/pressure/memory: %m", proc_path), 1;
 	d.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -577,7 +595,7 @@ int main(int argc, char **argv)
 		close(pidfile);
 	}
 	for (size_t i = 0; i < d.nw; i++)
-		guards_unwatch(&d.w[i]);
+		guards_unwatch(&d, &d.w[i]);
 	sd_event_source_unref(d.node_src);
 	sd_event_source_unref(d.poll_timer);
 	sd_event_source_unref(d.rescan_timer);

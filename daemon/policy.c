@@ -256,17 +256,20 @@ uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_
 	return s->bps;
 }
 
-uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint64_t fall_bps)
+uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint64_t fall_bps,
+                             uint64_t cost_usec)
 {
 	uint64_t headroom = available > p->available_min ? available - p->available_min : 0;
 	unsigned __int128 rate = (unsigned __int128)fall_bps * MG_POLL_FALL_MARGIN;
-	uint64_t usec;
+	unsigned __int128 usec;
+	unsigned __int128 floor_usec = (unsigned __int128)cost_usec * MG_POLL_COST_FACTOR;
 
 	if (rate < MG_ASSUMED_ALLOC_BPS)
 		rate = MG_ASSUMED_ALLOC_BPS;
-	usec = (uint64_t)((unsigned __int128)headroom * 1000000u / rate);
-
+	usec = (unsigned __int128)headroom * 1000000u / rate;
+	if (usec < floor_usec)
+		usec = floor_usec;
 	if (usec < MG_POLL_MIN_USEC)
 		return MG_POLL_MIN_USEC;
-	return usec > p->poll_max_usec ? p->poll_max_usec : usec;
+	return usec > p->poll_max_usec ? p->poll_max_usec : (uint64_t)usec;
 }

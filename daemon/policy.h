@@ -205,11 +205,19 @@ bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
  * half the headroom is still there. */
 #define MG_POLL_FALL_MARGIN 2
 
-/* How long to sleep before the next check, given MemAvailable and how fast
- * it falls (mg_fall_rate_update): the time the headroom above available_min
- * lasts at MG_ASSUMED_ALLOC_BPS, or at MG_POLL_FALL_MARGIN times the
- * measured fall when that is faster. A calm node with gigabytes of headroom
- * is looked at every poll_max; one that runs out is looked at every
- * MG_POLL_MIN_USEC. Returns that clamped to [MG_POLL_MIN_USEC, poll_max_usec]
- * (memguardd refuses a poll_max below MG_POLL_MIN_USEC). */
-uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint64_t fall_bps);
+/* A check that took this long is followed by a sleep at least this many
+ * times as long: with thousands of guarded cgroups a decision under short
+ * memory reads them all, and back to back it would take a core. */
+#define MG_POLL_COST_FACTOR 4
+
+/* How long to sleep before the next check, given MemAvailable, how fast it
+ * falls (mg_fall_rate_update) and what the last check cost: the time the
+ * headroom above available_min lasts at MG_ASSUMED_ALLOC_BPS, or at
+ * MG_POLL_FALL_MARGIN times the measured fall when that is faster. A calm
+ * node with gigabytes of headroom is looked at every poll_max; one that runs
+ * out is looked at every MG_POLL_MIN_USEC, or MG_POLL_COST_FACTOR times the
+ * last check's cost when that is longer (PSI triggers still wake it at
+ * once). Returns that clamped to [MG_POLL_MIN_USEC, poll_max_usec] (memguardd
+ * refuses a poll_max below MG_POLL_MIN_USEC). */
+uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint64_t fall_bps,
+                             uint64_t cost_usec);

@@ -906,29 +906,37 @@ static void fall_rate_table(void **state)
 struct poll_case {
 	const char *what;
 	uint64_t available, fall_bps, poll_max, expect;
+	uint64_t cost_usec; /* the last check's; 0 when not given */
 };
 
 /* available_min is 64 MiB; the assumed rate 512 MiB/s. */
 static void poll_interval_table(void **state)
 {
 	static const struct poll_case cases[] = {
-	        {"below available_min: the shortest", 10 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC},
-	        {"MemAvailable 0", 0, 0, 2 * SEC, MG_POLL_MIN_USEC},
-	        {"exactly available_min", 64 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC},
-	        {"1 MiB headroom lasts 2 ms: the shortest", 65 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC},
+	        {"below available_min: the shortest", 10 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC, 0},
+	        {"MemAvailable 0", 0, 0, 2 * SEC, MG_POLL_MIN_USEC, 0},
+	        {"exactly available_min", 64 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC, 0},
+	        {"1 MiB headroom lasts 2 ms: the shortest", 65 * MiB, 0, 2 * SEC, MG_POLL_MIN_USEC, 0},
 	        {"just under the shortest", 64 * MiB + MG_ASSUMED_ALLOC_BPS / 10 - MiB, 0, 2 * SEC,
-	         MG_POLL_MIN_USEC},
-	        {"128 MiB headroom: 250 ms", 192 * MiB, 0, 2 * SEC, SEC / 4},
-	        {"512 MiB headroom: 1 s", 576 * MiB, 0, 2 * SEC, SEC},
-	        {"exactly poll_max", 64 * MiB + GiB, 0, 2 * SEC, 2 * SEC},
-	        {"beyond poll_max", 64 * MiB + 4 * GiB, 0, 2 * SEC, 2 * SEC},
-	        {"poll_max at the shortest", 64 * MiB + 4 * GiB, 0, MG_POLL_MIN_USEC, MG_POLL_MIN_USEC},
-	        {"7 GiB headroom, calm: 14 s", 64 * MiB + 7 * GiB, 0, 30 * SEC, 14 * SEC},
-	        {"a slow fall changes nothing", 64 * MiB + 7 * GiB, 100 * MiB, 30 * SEC, 14 * SEC},
-	        {"falling at 1 GiB/s: 3.5 s", 64 * MiB + 7 * GiB, GiB, 30 * SEC, 7 * SEC / 2},
-	        {"falling at 1 GiB/s, 512 MiB left: 250 ms", 576 * MiB, GiB, 30 * SEC, SEC / 4},
-	        {"a huge fall: the shortest", 64 * MiB + 7 * GiB, UINT64_MAX, 30 * SEC, MG_POLL_MIN_USEC},
-	        {"huge MemAvailable does not overflow", UINT64_MAX, 0, 60 * SEC, 60 * SEC},
+	         MG_POLL_MIN_USEC, 0},
+	        {"128 MiB headroom: 250 ms", 192 * MiB, 0, 2 * SEC, SEC / 4, 0},
+	        {"512 MiB headroom: 1 s", 576 * MiB, 0, 2 * SEC, SEC, 0},
+	        {"exactly poll_max", 64 * MiB + GiB, 0, 2 * SEC, 2 * SEC, 0},
+	        {"beyond poll_max", 64 * MiB + 4 * GiB, 0, 2 * SEC, 2 * SEC, 0},
+	        {"poll_max at the shortest", 64 * MiB + 4 * GiB, 0, MG_POLL_MIN_USEC, MG_POLL_MIN_USEC, 0},
+	        {"7 GiB headroom, calm: 14 s", 64 * MiB + 7 * GiB, 0, 30 * SEC, 14 * SEC, 0},
+	        {"a slow fall changes nothing", 64 * MiB + 7 * GiB, 100 * MiB, 30 * SEC, 14 * SEC, 0},
+	        {"falling at 1 GiB/s: 3.5 s", 64 * MiB + 7 * GiB, GiB, 30 * SEC, 7 * SEC / 2, 0},
+	        {"falling at 1 GiB/s, 512 MiB left: 250 ms", 576 * MiB, GiB, 30 * SEC, SEC / 4, 0},
+	        {"a huge fall: the shortest", 64 * MiB + 7 * GiB, UINT64_MAX, 30 * SEC, MG_POLL_MIN_USEC, 0},
+	        {"huge MemAvailable does not overflow", UINT64_MAX, 0, 60 * SEC, 60 * SEC, 0},
+	        {"a cheap check changes nothing", 10 * MiB, 0, 30 * SEC, MG_POLL_MIN_USEC, 1000},
+	        {"a 50 ms check, memory short: 200 ms", 10 * MiB, 0, 30 * SEC, SEC / 5, SEC / 20},
+	        {"a 2 s check: 8 s", 10 * MiB, 0, 30 * SEC, 8 * SEC, 2 * SEC},
+	        {"a slow check is capped at poll_max", 10 * MiB, 0, 30 * SEC, 30 * SEC, 60 * SEC},
+	        {"the headroom's interval is longer than the cost's", 64 * MiB + 7 * GiB, 0, 30 * SEC,
+	         14 * SEC, SEC},
+	        {"a huge cost does not overflow", 10 * MiB, 0, 30 * SEC, 30 * SEC, UINT64_MAX},
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
@@ -936,7 +944,7 @@ static void poll_interval_table(void **state)
 		struct mg_policy p = policy();
 
 		p.poll_max_usec = c->poll_max;
-		uint64_t got = mg_policy_poll_usec(&p, c->available, c->fall_bps);
+		uint64_t got = mg_policy_poll_usec(&p, c->available, c->fall_bps, c->cost_usec);
 		if (got != c->expect)
 			print_error("case %zu (%s): %" PRIu64 " us, want %" PRIu64 "\n", i, c->what, got,
 			            c->expect);
