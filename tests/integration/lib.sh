@@ -49,6 +49,16 @@ kill_recorded() {
 	rm -rf "$work"
 }
 
+# wait_for SECONDS CONDITION...: polls until CONDITION holds; 1 after SECONDS.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
 # alive PID: the process exists and is not a zombie (no fork: TCG is slow).
 alive() {
 	local stat

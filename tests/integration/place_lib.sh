@@ -34,14 +34,6 @@ as() {
 		"$cgroot/$cg" "$user" env -u MEMGUARD_PLACE_SOCKET "$@"
 }
 placed_runs() { find "$cgroot/memguard" -mindepth 1 -maxdepth 1 -type d -name 'user-*' 2>/dev/null | wc -l; }
-wait_for() { # SECONDS CONDITION...: polls until CONDITION holds
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.1
-	done
-}
 no_placed_runs() { [ "$(placed_runs)" -eq 0 ]; }
 placed_tasks() { [ "$(find "$cgroot/memguard" -path '*/user-*/task-*' -type d 2>/dev/null | wc -l)" -eq "$1" ]; }
 no_procs_of() { ! pgrep -u "$1" >/dev/null; }

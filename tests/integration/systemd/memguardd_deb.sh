@@ -28,14 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # SECONDS CONDITION...
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.2
-	done
-}
 journal() { journalctl -u memguardd -b --no-pager -o cat; }
 gone() { [ ! -e "$1" ] && [ ! -L "$1" ]; }
 assert_gone() { gone "$1" || { ls -ld "$1"; fail "$2: $1 is still there"; }; }

@@ -16,14 +16,6 @@ systemctl start memguardd.socket memguardd.service ||
 	{ journalctl -u memguardd -b --no-pager; fail "start"; }
 [ -S /run/memguard/place.sock ] || fail "systemd did not create the placement socket"
 
-wait_for() { # SECONDS CONDITION...
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.2
-	done
-}
 # Under systemd the runs are transient scopes in memguard.slice.
 placed_runs() { find "$cgroot/memguard.slice" -mindepth 1 -maxdepth 1 -type d -name 'memguard-user-*.scope' 2>/dev/null | wc -l; }
 runs_are() { [ "$(placed_runs)" -eq "$1" ]; }
