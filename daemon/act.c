@@ -19,6 +19,7 @@
 #include "memguard/contract.h"
 #include "memguard/json.h"
 #include "memguard/log.h"
+#include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -157,6 +158,50 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	if (kill_log && (r = mg_act_log_json(kill_log, rec, killed, freed, 0)) < 0)
 		mg_log_errno(LOG_WARNING, r, "append to kill log %s: %m", kill_log);
 	return killed;
+}
+
+int mg_act_kill_process(int procfd, pid_t pid, uint64_t start_time, const char *comm,
+                        const struct mg_kill_record *rec, const char *kill_log)
+{
+	char f_path[600], f_pid[32], f_cur[64];
+	uint64_t started;
+	int r;
+
+	snprintf(f_path, sizeof(f_path), "MEMGUARD_CGROUP=%s", rec->path);
+	snprintf(f_pid, sizeof(f_pid), "MEMGUARD_PID=%d", (int)pid);
+	snprintf(f_cur, sizeof(f_cur), "MEMGUARD_CURRENT=%" PRIu64, rec->current);
+	const char *fields[] = {f_path, f_pid, f_cur, "MEMGUARD_ACTION=kill", NULL};
+	mg_log_fields(LOG_WARNING, fields, "%skilling process %d (%s) in %s, outside the guard: %s",
+	              rec->dry_run ? "dry run: would be " : "", (int)pid, comm, rec->path, rec->why);
+	if (rec->dry_run) {
+		if (kill_log)
+			(void)mg_act_log_json(kill_log, rec, 0, 0, 0);
+		return 0;
+	}
+	/* The pidfd first, then the start time: a pid reused meanwhile is not killed. */
+	_cleanup_close_ int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return errno == ESRCH ? 0
+		                      : mg_log_errno(LOG_ERR, -errno, "open a pidfd for %d: %m", (int)pid);
+	if (mg_proc_start_time(procfd, pid, &started) < 0 || started != start_time)
+		return 0;
+	if (syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) < 0) {
+		r = -errno;
+		if (r == -ESRCH)
+			return 0;
+		mg_log_errno(LOG_ERR, r, "kill process %d in %s: %m", (int)pid, rec->path);
+		if (kill_log)
+			(void)mg_act_log_json(kill_log, rec, 0, mg_now_usec() - rec->decided_usec, r);
+		return r;
+	}
+	/* Best effort, as in mg_act_kill. */
+	bool released = syscall(SYS_process_mrelease, fd, 0) == 0;
+	uint64_t freed = mg_now_usec() - rec->decided_usec;
+	log_info("process %d in %s killed (%s at once), %.1f ms after the decision", (int)pid, rec->path,
+	         released ? "reaped" : "not reaped", (double)freed / 1000.0);
+	if (kill_log && (r = mg_act_log_json(kill_log, rec, 1, freed, 0)) < 0)
+		mg_log_errno(LOG_WARNING, r, "append to kill log %s: %m", kill_log);
+	return 1;
 }
 
 int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t share, uint64_t allowance)

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "policy.h"
 
@@ -22,6 +23,14 @@ struct mg_kill_record {
  * recorded in the kill log with "killed":0 and "error"). With dry_run only
  * logs. */
 int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_log);
+
+/* Kills one process outside the guard, pid as it was when it started at
+ * start_time (a reused pid is left alone): pidfd, SIGKILL, process_mrelease,
+ * then the same journal entry and kill log line as mg_act_kill, rec->path
+ * being its cgroup. Returns 1 when killed (0 in a dry run, or when it is gone
+ * or its pid was reused), or -errno. */
+int mg_act_kill_process(int procfd, pid_t pid, uint64_t start_time, const char *comm,
+                        const struct mg_kill_record *rec, const char *kill_log);
 
 /* The throttle step, a fence rather than a squeeze: memory.high of
  * mountfd/path goes to current + allowance (what the node can still spare),

@@ -88,6 +88,14 @@ void guards_rescan(struct daemon *d);
  * Who is guarded changes only through inotify and the rescan timer. */
 void guards_refresh(struct daemon *d);
 void guards_watch_parents(struct daemon *d);
+/* Whether path (below the mount) is a guarded cgroup; d->w is sorted. */
+bool guards_contains(const struct daemon *d, const char *path);
+
+/* KILL_OUTSIDER (outside.c): kills the process in mountfd/top, outside the
+ * guarded cgroups below it, that mg_policy_outside_victim picks. Returns 1
+ * when it acted (killed it, logged it in a dry run, or found it gone), 0 when
+ * none there may be killed, or -errno. */
+int outside_kill(struct daemon *d, const char *top, const char *why, uint64_t decided_usec);
 int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata);
 int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata);
 

@@ -117,6 +117,11 @@ static int watched_cmp(const void *a, const void *b)
 	return strcmp(((const struct watched *)a)->e.path, ((const struct watched *)b)->e.path);
 }
 
+bool guards_contains(const struct daemon *d, const char *path)
+{
+	return d->nw && bsearch(path, d->w, d->nw, sizeof(*d->w), path_cmp) != NULL;
+}
+
 /* Drops what vanished or left the guard list, keeping the order. */
 static void forget_unseen(struct daemon *d)
 {

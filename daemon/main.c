@@ -198,6 +198,22 @@ static void blame_outsider(struct daemon *d, const struct mg_node_state *node, c
 	              why);
 }
 
+/* The node is about to stall through a cgroup outside the guard: do what
+ * the kernel's OOM killer would do there, before the stall. */
+static void kill_outsider(struct daemon *d, const struct mg_node_state *node, const char *why)
+{
+	int r = outside_kill(d, node->outsider.path, why, node->now_usec);
+
+	if (r > 0) {
+		d->last_kill_usec = node->now_usec;
+		return;
+	}
+	/* Nothing there may be killed: name it, as for OUTSIDER. */
+	blame_outsider(d, node, why);
+	if (r < 0)
+		mg_log_errno(LOG_ERR, r, "kill in %s, outside the guard: %m", node->outsider.path);
+}
+
 int daemon_evaluate(struct daemon *d)
 {
 	static struct mg_guarded snaps[MAX_GUARDED];
@@ -234,6 +250,9 @@ int daemon_evaluate(struct daemon *d)
 			break;
 		case MG_VERDICT_OUTSIDER:
 			blame_outsider(d, &node, dec.why);
+			break;
+		case MG_VERDICT_KILL_OUTSIDER:
+			kill_outsider(d, &node, dec.why);
 			break;
 		case MG_VERDICT_FENCE:
 			/* No fence could be set: the kill it stood in for. */

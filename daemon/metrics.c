@@ -44,6 +44,7 @@ enum mg_metric_action mg_metric_action_of(enum mg_verdict v, bool killed, bool f
 		/* no fence could be set: the kill it stood in for */
 		return dry_run ? MG_ACTION_DRY_RUN_KILL : MG_ACTION_KILL;
 	case MG_VERDICT_KILL:
+	case MG_VERDICT_KILL_OUTSIDER:
 		if (!killed)
 			return MG_ACTION_KILL_FAILED;
 		return dry_run ? MG_ACTION_DRY_RUN_KILL : MG_ACTION_KILL;
@@ -147,9 +148,10 @@ static uint64_t realtime_sec(void)
 void daemon_metrics_update(struct daemon *d, const struct mg_node_state *node, const struct mg_decision *dec)
 {
 	struct mg_daemon_metrics *m = &d->metrics;
-	/* kill_victim() sets last_kill_usec to the decision's time when the kill
-	 * was carried out (or logged, in a dry run); fence() sets throttled. */
-	bool killed = dec->victim >= 0 && d->last_kill_usec == node->now_usec;
+	/* kill_victim() and kill_outsider() set last_kill_usec to the decision's
+	 * time when the kill was carried out (or logged, in a dry run); fence()
+	 * sets throttled. */
+	bool killed = d->last_kill_usec == node->now_usec;
 	bool fenced = dec->victim >= 0 && (size_t)dec->victim < d->nw && d->w[dec->victim].throttled;
 	enum mg_metric_action action = mg_metric_action_of(dec->verdict, killed, fenced, d->policy.dry_run);
 

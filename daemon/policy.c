@@ -97,12 +97,37 @@ static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_
 }
 
 /* The rule that a guard never does worse than none: a task within its share
- * is not killed while something outside the guard holds more than its due. */
+ * (or no task at all) is not killed while something outside the guard holds
+ * more than its due. */
 static bool outsider_to_blame(const struct mg_policy *p, const struct mg_node_state *node,
                               const struct mg_guarded *v)
 {
-	return p->outside_due && v->share && v->current <= v->share && node->outsider.path &&
-	       node->outsider.current > p->outside_due;
+	if (!p->outside_due || !node->outsider.path || node->outsider.current <= p->outside_due)
+		return false;
+	return !v || (v->share && v->current <= v->share);
+}
+
+bool mg_policy_outside_eligible(const struct mg_outside_proc *p)
+{
+	return !p->protected_ && p->oom_score_adj > -1000;
+}
+
+bool mg_policy_outside_worse(const struct mg_outside_proc *a, const struct mg_outside_proc *b)
+{
+	if (a->oom_score != b->oom_score)
+		return a->oom_score > b->oom_score;
+	return a->rss > b->rss;
+}
+
+long mg_policy_outside_victim(const struct mg_outside_proc *p, size_t n)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (mg_policy_outside_eligible(&p[i]) &&
+		    (best < 0 || mg_policy_outside_worse(&p[i], &p[best])))
+			best = (long)i;
+	return best;
 }
 
 bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t now_usec)
@@ -114,10 +139,15 @@ bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t no
 const char *mg_verdict_name(enum mg_verdict v)
 {
 	static const char *const names[] = {
-	        [MG_VERDICT_CALM] = "calm",         [MG_VERDICT_UNFENCE] = "unfence",
-	        [MG_VERDICT_SETTLING] = "settling", [MG_VERDICT_NO_VICTIM] = "no victim",
-	        [MG_VERDICT_OUTSIDER] = "outsider", [MG_VERDICT_HOLD] = "hold",
-	        [MG_VERDICT_FENCE] = "fence",       [MG_VERDICT_KILL] = "kill",
+	        [MG_VERDICT_CALM] = "calm",
+	        [MG_VERDICT_UNFENCE] = "unfence",
+	        [MG_VERDICT_SETTLING] = "settling",
+	        [MG_VERDICT_NO_VICTIM] = "no victim",
+	        [MG_VERDICT_OUTSIDER] = "outsider",
+	        [MG_VERDICT_HOLD] = "hold",
+	        [MG_VERDICT_FENCE] = "fence",
+	        [MG_VERDICT_KILL] = "kill",
+	        [MG_VERDICT_KILL_OUTSIDER] = "kill outsider",
 	};
 
 	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "invalid";
@@ -170,20 +200,24 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		if (victim < 0 || worse(&g[i], &g[victim]))
 			victim = (long)i;
 	}
-	if (victim < 0) {
-		ret->verdict = MG_VERDICT_NO_VICTIM;
-		return;
-	}
-	const struct mg_guarded *v = &g[victim];
+	const struct mg_guarded *v = victim >= 0 ? &g[victim] : NULL;
 	if (outsider_to_blame(p, node, v)) {
+		char worst[320] = "none may be killed";
+
+		if (v)
+			snprintf(worst, sizeof(worst), "the worst, %s, %s of %s", v->path,
+			         mg_size_format(v->current, c), mg_size_format(v->share, s));
 		snprintf(ret->why, sizeof(ret->why),
 		         "%s, outside the guard, holds %s (its due is %s) while every guarded task is within "
-		         "its "
-		         "share (the worst, %s, %s of %s) and %s",
+		         "its share (%s) and %s",
 		         node->outsider.path, mg_size_format(node->outsider.current, a),
-		         mg_size_format(p->outside_due, f), v->path, mg_size_format(v->current, c),
-		         mg_size_format(v->share, s), context);
-		ret->verdict = MG_VERDICT_OUTSIDER;
+		         mg_size_format(p->outside_due, f), worst, context);
+		ret->verdict = p->kill_outside && avail < p->available_min ? MG_VERDICT_KILL_OUTSIDER
+		                                                           : MG_VERDICT_OUTSIDER;
+		return;
+	}
+	if (!v) {
+		ret->verdict = MG_VERDICT_NO_VICTIM;
 		return;
 	}
 	if (v->share)
@@ -237,6 +271,7 @@ int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struc
 	}
 	ret->poll_max_usec = cfg->poll_max_usec;
 	ret->throttle = cfg->throttle;
+	ret->kill_outside = cfg->kill_outside;
 	ret->dry_run = cfg->dry_run;
 	return 0;
 }

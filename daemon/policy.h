@@ -59,6 +59,8 @@ struct mg_policy {
 	bool dry_run;            /* decide and log, never kill (and so never fence) */
 	uint64_t outside_due;    /* what a top-level cgroup outside the guard may hold before it, not a
 	                            guarded task within its share, is to blame; 0 = no such rule */
+	bool kill_outside;       /* below available_min, kill in that cgroup rather than wait for the
+	                            kernel's OOM killer */
 };
 
 enum mg_verdict {
@@ -66,12 +68,15 @@ enum mg_verdict {
 	MG_VERDICT_UNFENCE,   /* memory is back: lift every fence (memory is not short, as with CALM) */
 	MG_VERDICT_SETTLING,  /* memory is short, but the last kill is still taking effect */
 	MG_VERDICT_NO_VICTIM, /* memory is short, and nothing in scope may be killed */
-	MG_VERDICT_OUTSIDER,  /* memory is short, every candidate is within its share, and a cgroup outside
-	                         the guard holds more than its due: nothing is killed (the kernel's OOM
-	                         killer would take the largest, the offender) */
+	MG_VERDICT_OUTSIDER,  /* memory is short, every candidate is within its share (or there is none),
+	                         and a cgroup outside the guard holds more than its due: no guarded task is
+	                         touched, the offender is named */
 	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_KILL,
+	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min and kill_outside
+	                             is on: kill the outsider's worst process (mg_policy_outside_victim)
+	                             before the node stalls, as the kernel would, only later */
 };
 
 /* While memory stays short, the guard list is read again from the globs at
@@ -119,9 +124,10 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * victim is the eligible cgroup (populated, not protected, no failed kill,
  * current > 0) furthest over its share (memory.current / share, in 1%
  * steps), then the fastest grower, then the largest; NO_VICTIM without one.
- * A victim within its known share (current <= share) is not touched while
- * the outsider holds more than outside_due: OUTSIDER, which names it; a
- * guard never does worse than no guard.
+ * A victim within its known share (current <= share), or none at all, is
+ * not touched while the outsider holds more than outside_due: OUTSIDER,
+ * which names it, or KILL_OUTSIDER when MemAvailable is below available_min
+ * and kill_outside is on; a guard never does worse than no guard.
  * With throttle on, no dry run, MemAvailable at or above the hard floor and
  * a victim that has not pushed since it was fenced: HOLD when it is fenced
  * already, else FENCE with allowance = MemAvailable - hard floor. Else KILL.
@@ -135,6 +141,25 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
  * while memory is short for seconds. */
 bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,
                          const char *offender, uint64_t now_usec);
+
+/* A process in the outsider's cgroup (not in a guarded one below it), as
+ * the daemon read it before a KILL_OUTSIDER. */
+struct mg_outside_proc {
+	int oom_score;     /* /proc/PID/oom_score: the kernel's own choice, which its owner can only raise */
+	int oom_score_adj; /* -1000: the admin exempted it from OOM kills */
+	uint64_t rss;      /* bytes, to break ties */
+	bool protected_;   /* its cgroup or executable is in protect */
+};
+
+/* Which process to kill for a KILL_OUTSIDER: the highest oom_score, then
+ * the largest rss, never one that is protected or has oom_score_adj -1000.
+ * Neither its name nor any xattr counts. mg_policy_outside_eligible says
+ * whether p may be killed at all, mg_policy_outside_worse whether eligible a
+ * goes before eligible b (so a scan keeps only the worst so far), and
+ * mg_policy_outside_victim returns the index in p[0..n) to kill, or -1. */
+bool mg_policy_outside_eligible(const struct mg_outside_proc *p);
+bool mg_policy_outside_worse(const struct mg_outside_proc *a, const struct mg_outside_proc *b);
+long mg_policy_outside_victim(const struct mg_outside_proc *p, size_t n);
 
 /* Resolves the [daemon] settings of cfg on a node with mem_total bytes
  * into ret: sizes and percentages into bytes, pressure_full_avg10 0 (off)

@@ -423,23 +423,29 @@ struct protect_scan {
 	const struct mg_protect *protect;
 };
 
-static int pid_is_protected(pid_t pid, void *userdata)
+bool mg_scope_pid_protected(int procfd, const struct mg_protect *protect, pid_t pid)
 {
-	const struct protect_scan *ps = userdata;
 	char path[32], status[2048], exe[512];
 	uid_t uid;
 
 	/* The uid first: root reads root's exe links without CAP_SYS_PTRACE. */
 	snprintf(path, sizeof(path), "%d/status", (int)pid);
-	if (mg_read_small_at(ps->procfd, path, status, sizeof(status)) <= 0 || status_uid(status, &uid) < 0 ||
-	    !mg_protect_wants_uid(ps->protect, uid))
-		return 0; /* gone, or not a uid that matters */
+	if (mg_read_small_at(procfd, path, status, sizeof(status)) <= 0 || status_uid(status, &uid) < 0 ||
+	    !mg_protect_wants_uid(protect, uid))
+		return false; /* gone, or not a uid that matters */
 	snprintf(path, sizeof(path), "%d/exe", (int)pid);
-	ssize_t n = readlinkat(ps->procfd, path, exe, sizeof(exe) - 1);
+	ssize_t n = readlinkat(procfd, path, exe, sizeof(exe) - 1);
 	if (n <= 0)
-		return 0; /* gone, or a kernel thread */
+		return false; /* gone, or a kernel thread */
 	exe[n] = '\0';
-	return mg_protect_match_exe(ps->protect, exe, uid);
+	return mg_protect_match_exe(protect, exe, uid);
+}
+
+static int pid_is_protected(pid_t pid, void *userdata)
+{
+	const struct protect_scan *ps = userdata;
+
+	return mg_scope_pid_protected(ps->procfd, ps->protect, pid);
 }
 
 static int subtree_is_protected(int cgfd, const char *name, void *userdata)

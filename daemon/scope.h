@@ -126,6 +126,9 @@ bool mg_protect_match_exe(const struct mg_protect *p, const char *exe, uid_t uid
  * can warn about ignored entries once. Never NULL. */
 const struct mg_protect *mg_scope_protect(const char *list, bool *ret_changed);
 
+/* Whether process pid runs an executable that protect names, as its user. */
+bool mg_scope_pid_protected(int procfd, const struct mg_protect *protect, pid_t pid);
+
 /* 1 when a process in the cgroup subtree runs a protected executable as its
  * uid (protect being the protect list of memguard.conf), 0 when none,
  * -errno. procfd is an fd for /proc. */

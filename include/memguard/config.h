@@ -49,6 +49,8 @@ struct mg_config {
 	uint64_t lead_usec;           /* act this long before MemAvailable reaches available_min; 0 = off */
 	char outside_due[32];         /* size or percent of MemTotal a top-level cgroup outside the guard may
 	                                 hold before it is to blame, not a task within its share; 0 = off */
+	bool kill_outside;            /* below available_min through such a cgroup, kill its process with
+	                                 the highest OOM score rather than wait for the kernel */
 	bool dry_run;                 /* decide and log, never kill */
 	bool throttle;                /* first lower the victim's memory.high; kill if that is not enough */
 	char kill_log[256];           /* JSON lines, one per kill */

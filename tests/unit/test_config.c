@@ -44,6 +44,7 @@ static void assert_config_equal(const struct mg_config *a, const struct mg_confi
 	assert_true(a->lead_usec == b->lead_usec);
 	assert_int_equal(a->dry_run, b->dry_run);
 	assert_int_equal(a->throttle, b->throttle);
+	assert_int_equal(a->kill_outside, b->kill_outside);
 	assert_string_equal(a->kill_log, b->kill_log);
 	assert_string_equal(a->metrics_file, b->metrics_file);
 	assert_true(a->metrics_interval_usec == b->metrics_interval_usec);
@@ -84,6 +85,7 @@ static void defaults(void **state)
 	assert_true(c.lead_usec == 250000);
 	assert_false(c.dry_run);
 	assert_true(c.throttle);
+	assert_true(c.kill_outside);
 	assert_string_equal(c.kill_log, "/var/log/memguard/kills.jsonl");
 	assert_string_equal(c.metrics_file, "");
 	assert_true(c.metrics_interval_usec == 60000000);
@@ -128,6 +130,7 @@ static void explicit_defaults_change_nothing(void **state)
 	        "settle = 2s\n"
 	        "poll_max = 30s\n"
 	        "lead_time = 250ms\n"
+	        "kill_outside = yes\n"
 	        "dry_run = no\n"
 	        "throttle = yes\n"
 	        "kill_log = /var/log/memguard/kills.jsonl\n"
@@ -168,6 +171,7 @@ static void every_key_parses(void **state)
 	                           "settle = 500ms\n"
 	                           "poll_max = 250ms\n"
 	                           "lead_time = 0\n"
+	                           "kill_outside = no\n"
 	                           "dry_run = yes\n"
 	                           "kill_log = /run/memguard/kills.jsonl\n"
 	                           "metrics_file = /var/lib/prometheus/node-exporter/memguard.prom\n"
@@ -203,6 +207,7 @@ static void every_key_parses(void **state)
 	assert_true(c.settle_usec == 500000);
 	assert_true(c.poll_max_usec == 250000);
 	assert_true(c.lead_usec == 0);
+	assert_false(c.kill_outside);
 	assert_true(c.dry_run);
 	assert_string_equal(c.kill_log, "/run/memguard/kills.jsonl");
 	assert_string_equal(c.metrics_file, "/var/lib/prometheus/node-exporter/memguard.prom");
@@ -843,7 +848,7 @@ static void shipped_config_documents_the_defaults(void **state)
 	}
 	*out = '\0';
 	print_message("%zu keys documented\n", keys);
-	assert_int_equal(keys, 28); /* every key of lib/config.c's table */
+	assert_int_equal(keys, 29); /* every key of lib/config.c's table */
 	int r = mg_config_parse_string(&c, text, path, err, sizeof(err));
 	if (r != 0)
 		print_error("uncommented %s: %s\n", path, err);

@@ -965,6 +965,8 @@ struct outsider_case {
 	uint64_t outsider_current;
 	uint64_t due;            /* the policy's outside_due; 0 = rule off */
 	uint64_t last_kill_usec; /* 0: never */
+	bool kill_outside;       /* the policy's kill_outside */
+	uint64_t available;      /* MemAvailable (available_min is 64 MiB, available_pressure 256 MiB) */
 	enum mg_verdict want;
 };
 
@@ -972,21 +974,33 @@ static void decide_outsider_table(void **state)
 {
 	static const struct outsider_case cases[] = {
 	        {"within its share, the hog outside over its due", 60 * MiB, 200 * MiB, false, "outside",
-	         700 * MiB, 96 * MiB, 0, MG_VERDICT_OUTSIDER},
+	         700 * MiB, 96 * MiB, 0, false, 32 * MiB, MG_VERDICT_OUTSIDER},
 	        {"exactly at its share counts as within", 200 * MiB, 200 * MiB, false, "outside", 700 * MiB,
-	         96 * MiB, 0, MG_VERDICT_OUTSIDER},
+	         96 * MiB, 0, false, 32 * MiB, MG_VERDICT_OUTSIDER},
 	        {"over its share: it still goes first", 260 * MiB, 200 * MiB, false, "outside", 700 * MiB,
-	         96 * MiB, 0, MG_VERDICT_KILL},
+	         96 * MiB, 0, true, 32 * MiB, MG_VERDICT_KILL},
 	        {"the outsider within its due", 60 * MiB, 200 * MiB, false, "system.slice", 90 * MiB,
-	         96 * MiB, 0, MG_VERDICT_KILL},
-	        {"no outsider known", 60 * MiB, 200 * MiB, false, NULL, 0, 96 * MiB, 0, MG_VERDICT_KILL},
-	        {"no share known: not within one", 60 * MiB, 0, false, "outside", 700 * MiB, 96 * MiB, 0,
+	         96 * MiB, 0, true, 32 * MiB, MG_VERDICT_KILL},
+	        {"no outsider known", 60 * MiB, 200 * MiB, false, NULL, 0, 96 * MiB, 0, true, 32 * MiB,
 	         MG_VERDICT_KILL},
-	        {"the rule off", 60 * MiB, 200 * MiB, false, "outside", 700 * MiB, 0, 0, MG_VERDICT_KILL},
-	        {"nothing may be killed comes first", 60 * MiB, 200 * MiB, true, "outside", 700 * MiB,
-	         96 * MiB, 0, MG_VERDICT_NO_VICTIM},
+	        {"no share known: not within one", 60 * MiB, 0, false, "outside", 700 * MiB, 96 * MiB, 0,
+	         true, 32 * MiB, MG_VERDICT_KILL},
+	        {"the rule off", 60 * MiB, 200 * MiB, false, "outside", 700 * MiB, 0, 0, true, 32 * MiB,
+	         MG_VERDICT_KILL},
+	        {"nothing guarded may be killed: the outsider is still named", 60 * MiB, 200 * MiB, true,
+	         "outside", 700 * MiB, 96 * MiB, 0, false, 32 * MiB, MG_VERDICT_OUTSIDER},
+	        {"nothing guarded may be killed and no outsider over its due", 60 * MiB, 200 * MiB, true,
+	         "outside", 90 * MiB, 96 * MiB, 0, true, 32 * MiB, MG_VERDICT_NO_VICTIM},
 	        {"settling comes first", 60 * MiB, 200 * MiB, false, "outside", 700 * MiB, 96 * MiB,
-	         999 * SEC, MG_VERDICT_SETTLING},
+	         999 * SEC, true, 32 * MiB, MG_VERDICT_SETTLING},
+	        {"kill_outside below available_min: the outsider pays", 60 * MiB, 200 * MiB, false, "outside",
+	         700 * MiB, 96 * MiB, 0, true, 32 * MiB, MG_VERDICT_KILL_OUTSIDER},
+	        {"kill_outside with nothing guarded to kill", 60 * MiB, 200 * MiB, true, "outside", 700 * MiB,
+	         96 * MiB, 0, true, 32 * MiB, MG_VERDICT_KILL_OUTSIDER},
+	        {"kill_outside, but only under pressure, above available_min: named only", 60 * MiB,
+	         200 * MiB, false, "outside", 700 * MiB, 96 * MiB, 0, true, 100 * MiB, MG_VERDICT_OUTSIDER},
+	        {"kill_outside, exactly at available_min: named only", 60 * MiB, 200 * MiB, false, "outside",
+	         700 * MiB, 96 * MiB, 0, true, 64 * MiB, MG_VERDICT_OUTSIDER},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -998,17 +1012,58 @@ static void decide_outsider_table(void **state)
 
 		print_message("case: %s\n", c->what);
 		p.outside_due = c->due;
+		p.kill_outside = c->kill_outside;
 		g.protected_ = c->protected_;
+		node.mem.mem_available = c->available;
 		node.outsider = (struct mg_outsider){.path = c->outsider, .current = c->outsider_current};
 		node.last_kill_usec = c->last_kill_usec;
 		decide(&p, &node, &g, 1, &d);
 		assert_string_equal(mg_verdict_name(d.verdict), mg_verdict_name(c->want));
-		if (c->want == MG_VERDICT_OUTSIDER) {
+		if (c->want == MG_VERDICT_OUTSIDER || c->want == MG_VERDICT_KILL_OUTSIDER) {
 			assert_int_equal(d.victim, -1);
 			if (!strstr(d.why, "outside, outside the guard, holds 700MiB (its due is 96MiB)"))
 				fail_msg("why: %s", d.why);
-			assert_non_null(strstr(d.why, "memguard/run-1/task"));
+			assert_non_null(strstr(d.why, c->protected_ ? "(none may be killed)"
+			                                            : "memguard/run-1/task"));
 		}
+	}
+}
+
+/* Whom KILL_OUTSIDER kills: the kernel's own badness, never what a user
+ * can name. */
+static void outside_victim_table(void **state)
+{
+	static const struct {
+		const char *what;
+		struct mg_outside_proc p[4];
+		size_t n;
+		long want;
+	} cases[] = {
+	        {"none", {{0, 0, 0, false}}, 0, -1},
+	        {"the highest oom_score",
+	         {{100, 0, 10 * MiB, false}, {900, 0, 5 * MiB, false}, {300, 0, 50 * MiB, false}},
+	         3,
+	         1},
+	        {"a tie goes to the largest",
+	         {{500, 0, 10 * MiB, false}, {500, 0, 30 * MiB, false}, {500, 0, 20 * MiB, false}},
+	         3,
+	         1},
+	        {"oom_score_adj -1000 is never killed",
+	         {{900, -1000, 500 * MiB, false}, {10, 0, MiB, false}},
+	         2,
+	         1},
+	        {"protected is never killed", {{900, 0, 500 * MiB, true}, {10, 0, MiB, false}}, 2, 1},
+	        {"-999 may be", {{2, -999, 500 * MiB, false}}, 1, 0},
+	        {"only exempt ones", {{900, -1000, 500 * MiB, false}, {800, 0, 400 * MiB, true}}, 2, -1},
+	        {"a raised score cannot hide a bigger one",
+	         {{1000, 1000, MiB, false}, {600, 0, 600 * MiB, false}},
+	         2,
+	         0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case: %s\n", cases[i].what);
+		assert_int_equal(mg_policy_outside_victim(cases[i].p, cases[i].n), cases[i].want);
 	}
 }
 
@@ -1101,6 +1156,7 @@ static void from_config_defaults(void **state)
 	assert_int_equal(p.throttle, cfg.throttle);
 	assert_int_equal(p.dry_run, cfg.dry_run);
 	assert_true(p.outside_due == 16 * GiB / 10); /* 10% */
+	assert_true(p.kill_outside);
 
 	strcpy(cfg.outside_due, "lots");
 	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), -EINVAL);
@@ -1110,12 +1166,14 @@ static void from_config_defaults(void **state)
 	assert_true(p.outside_due == 0);
 
 	cfg.throttle = !cfg.throttle;
+	cfg.kill_outside = !cfg.kill_outside;
 	cfg.dry_run = !cfg.dry_run;
 	cfg.pressure_full_avg10 = 0; /* the avg10 rule off */
 	strcpy(cfg.available_min, "512M");
 	strcpy(cfg.available_pressure, "1G");
 	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), 0);
 	assert_int_equal(p.throttle, cfg.throttle);
+	assert_int_equal(p.kill_outside, cfg.kill_outside);
 	assert_int_equal(p.dry_run, cfg.dry_run);
 	assert_int_equal(p.full_avg10_max, UINT32_MAX);
 	assert_true(p.available_min == 512 * MiB);
@@ -1257,6 +1315,7 @@ int main(void)
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(poll_interval_table),
 	        cmocka_unit_test(decide_outsider_table),
+	        cmocka_unit_test(outside_victim_table),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
 	        cmocka_unit_test(rescan_due_table),

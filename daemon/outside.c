@@ -1,0 +1,130 @@
+/* KILL_OUTSIDER carried out: the worst process of a cgroup outside the
+ * guard, found by walking its subtree past the guarded cgroups and the
+ * protected ones, then killed as the kernel's OOM killer would, only sooner. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "act.h"
+#include "daemon.h"
+#include "memguard/cgroup.h"
+#include "memguard/log.h"
+#include "memguard/procstat.h"
+#include "memguard/util.h"
+
+struct outside_scan {
+	struct daemon *d;
+	const struct mg_protect *protect;
+	pid_t self;
+	long page_size;
+	char path[512]; /* the cgroup being walked, below the mount */
+	bool found;     /* the worst process so far: */
+	struct mg_outside_proc worst;
+	pid_t pid;
+	uint64_t start_time;
+	char comm[sizeof(((struct mg_proc *)0)->comm)];
+	char cgroup[512];
+};
+
+static int read_int_at(int procfd, pid_t pid, const char *file, int *ret)
+{
+	char path[64], buf[32];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
+	if ((n = mg_read_small_at(procfd, path, buf, sizeof(buf))) <= 0)
+		return n < 0 ? (int)n : -ENODATA;
+	char *end;
+	errno = 0;
+	long v = strtol(buf, &end, 10);
+	if (end == buf || errno)
+		return -EINVAL;
+	*ret = (int)v;
+	return 0;
+}
+
+static int weigh_process(pid_t pid, void *userdata)
+{
+	struct outside_scan *os = userdata;
+	int procfd = os->d->procfd;
+	char path[32], stat[1024];
+	struct mg_proc proc;
+	struct mg_outside_proc p = {0};
+
+	if (pid == os->self)
+		return 0;
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	if (mg_read_small_at(procfd, path, stat, sizeof(stat)) <= 0 || mg_proc_stat_parse(stat, &proc) < 0 ||
+	    read_int_at(procfd, pid, "oom_score", &p.oom_score) < 0 ||
+	    read_int_at(procfd, pid, "oom_score_adj", &p.oom_score_adj) < 0)
+		return 0; /* gone */
+	p.rss = proc.rss_pages * (uint64_t)os->page_size;
+	if (!mg_policy_outside_eligible(&p) || (os->found && !mg_policy_outside_worse(&p, &os->worst)))
+		return 0;
+	/* Only a candidate pays for the exe check. */
+	p.protected_ = mg_scope_pid_protected(procfd, os->protect, pid);
+	if (!mg_policy_outside_eligible(&p))
+		return 0;
+	os->found = true;
+	os->worst = p;
+	os->pid = pid;
+	os->start_time = proc.start_time;
+	snprintf(os->comm, sizeof(os->comm), "%s", proc.comm);
+	snprintf(os->cgroup, sizeof(os->cgroup), "%s", os->path);
+	return 0;
+}
+
+static int weigh_cgroup(int cgfd, const char *name, void *userdata)
+{
+	struct outside_scan *os = userdata;
+	size_t len = strlen(os->path);
+
+	if (len + 1 + strlen(name) >= sizeof(os->path))
+		return 0;
+	snprintf(os->path + len, sizeof(os->path) - len, "/%s", name);
+	/* Guarded cgroups are within their share (else the verdict would be
+	 * theirs); protected ones are never touched. */
+	if (!guards_contains(os->d, os->path) && !mg_protect_match_cgroup(os->protect, os->path)) {
+		(void)mg_cg_for_each_pid(cgfd, weigh_process, os);
+		(void)mg_cg_for_each_child(cgfd, weigh_cgroup, os);
+	}
+	os->path[len] = '\0';
+	return 0;
+}
+
+int outside_kill(struct daemon *d, const char *top, const char *why, uint64_t decided_usec)
+{
+	static struct outside_scan os;
+	_cleanup_close_ int cgfd = mg_cg_open(d->mountfd, top);
+
+	if (cgfd < 0)
+		return cgfd == -ENOENT ? 0 : cgfd;
+	os = (struct outside_scan){
+	        .d = d,
+	        .protect = mg_scope_protect(d->cfg.protect, NULL),
+	        .self = getpid(),
+	        .page_size = sysconf(_SC_PAGESIZE),
+	};
+	snprintf(os.path, sizeof(os.path), "%s", top);
+	if (mg_protect_match_cgroup(os.protect, top))
+		return 0;
+	(void)mg_cg_for_each_pid(cgfd, weigh_process, &os);
+	(void)mg_cg_for_each_child(cgfd, weigh_cgroup, &os);
+	if (!os.found)
+		return 0;
+
+	char reason[768];
+	snprintf(reason, sizeof(reason), "%s; its process %d (%s) has the highest OOM score there (%d)", why,
+	         (int)os.pid, os.comm, os.worst.oom_score);
+	struct mg_kill_record rec = {
+	        .path = os.cgroup,
+	        .current = os.worst.rss,
+	        .why = reason,
+	        .dry_run = d->policy.dry_run,
+	        .decided_usec = decided_usec,
+	};
+	int r = mg_act_kill_process(d->procfd, os.pid, os.start_time, os.comm, &rec, d->cfg.kill_log);
+	return r < 0 ? r : 1;
+}
