@@ -139,7 +139,7 @@ ensure_daemon() {
 remove_cgroups() {
 	local d
 	for d in "$cgroot"/careful-*/task-* "$cgroot"/memguard/run-*/task-* "$cgroot"/careful-* \
-		"$cgroot"/memguard/run-*; do
+		"$cgroot"/memguard/run-* "$cgroot"/bench-side; do
 		if [[ -d $d ]]; then
 			rmdir "$d" 2>/dev/null || true
 		fi
@@ -245,6 +245,20 @@ run_cell() {
 	(echo 0 >/proc/self/oom_score_adj && exec env BENCH_CELL="$id" "${launcher[@]}") \
 		>"$dir/launcher.out" 2>"$dir/launcher.err" &
 	local lpid=$!
+	# The side process: its own top-level cgroup, its status and end time into side.status.
+	local side_pid=''
+	if ((${#S_SIDE[@]})); then
+		sleep 1
+		mkdir -p "$cgroot/bench-side"
+		(
+			echo 0 >/proc/self/oom_score_adj
+			echo $BASHPID >"$cgroot/bench-side/cgroup.procs"
+			side_rc=0
+			env BENCH_CELL="$id-side" "${S_SIDE[@]}" >"$dir/side.out" 2>&1 || side_rc=$?
+			echo "$side_rc $(now_ms)" >"$dir/side.status"
+		) &
+		side_pid=$!
+	fi
 	while kill -0 "$lpid" 2>/dev/null; do
 		if (($(now_ms) - t0 > S_DEADLINE * 1000)); then
 			deadline_hit=true
@@ -264,6 +278,16 @@ run_cell() {
 	fi
 	wait "$lpid" || lstatus=$?
 	t1=$(now_ms)
+	local side=null
+	if [[ -n $side_pid ]]; then
+		# Still running once the tasks are done: nobody stopped it; the harness does.
+		kill_tagged "$id-side"
+		wait "$side_pid" || true
+		local side_st side_end
+		read -r side_st side_end <"$dir/side.status" 2>/dev/null || side_st=-1 side_end=0
+		printf -v side '{"status":%d,"end_ms":%d,"stopped_by_harness":%s}' "$side_st" "$side_end" \
+			"$( ((side_end >= t1)) && echo true || echo false)"
+	fi
 	sleep 1 # the sampler sees the end
 
 	local hb_killed=false hb_status=0
@@ -303,10 +327,10 @@ run_cell() {
 			params+=${params:+,}$(json_str "$a")
 		done
 	fi
-	printf '{"kind":"cell","variant":"%s","rep":%d,"scenario":"%s","n":%d,"offender":%d,"share_kib":%d,"deadline_s":%d,"deadline_hit":%s,"hung":false,"launch_ms":%d,"end_ms":%d,"launcher_status":%d,"statuses":[%s],"kernel_oom_kills":%d,"daemon_kill_lines":%d,"daemon_restarts":%d,"daemon_alive":%s,"heartbeat_killed":%s,"heartbeat":%s,"sampler":%s,"mem_total_kib":%d,"kernel":%s,"desc":%s,"template":[%s],"params":[%s]}\n' \
+	printf '{"kind":"cell","variant":"%s","rep":%d,"scenario":"%s","n":%d,"offender":%d,"share_kib":%d,"deadline_s":%d,"deadline_hit":%s,"hung":false,"launch_ms":%d,"end_ms":%d,"launcher_status":%d,"statuses":[%s],"kernel_oom_kills":%d,"daemon_kill_lines":%d,"daemon_restarts":%d,"daemon_alive":%s,"heartbeat_killed":%s,"heartbeat":%s,"sampler":%s,"side":%s,"mem_total_kib":%d,"kernel":%s,"desc":%s,"template":[%s],"params":[%s]}\n' \
 		"$variant" "$rep" "$scen" "$S_N" "$S_OFFENDER" "$share_kib" "$S_DEADLINE" "$deadline_hit" \
 		"$t0" "$t1" "$lstatus" "$statuses" "$oom_kills" "$daemon_kills" \
-		"$((daemon_restarts - restarts_before))" "$daemon_alive" "$hb_killed" "${hb:-null}" "${samp:-null}" \
+		"$((daemon_restarts - restarts_before))" "$daemon_alive" "$hb_killed" "${hb:-null}" "${samp:-null}" "$side" \
 		"$mem_total_kib" "$(json_str "$kernel")" "$(json_str "$S_DESC")" "$template" "$params" >>"$results"
 	echo "done $id" >>"$progress"
 	printf 'bench: %-28s %5.1fs  statuses [%s]%s\n' "$id" "$(((t1 - t0) / 1000)).$((((t1 - t0) % 1000) / 100))" \

@@ -18,7 +18,7 @@ import os
 import statistics
 import sys
 
-SCENARIO_ORDER = ["runaway", "lazygc", "creep", "uneven", "fork", "sigterm", "many"]
+SCENARIO_ORDER = ["runaway", "lazygc", "creep", "uneven", "fork", "sigterm", "hog", "many"]
 VARIANT_ORDER = ["kernel", "earlyoom", "nohang", "careful", "strict", "elastic"]
 VARIANT_LABEL = {
     "kernel": "kernel alone",
@@ -95,6 +95,15 @@ def cell_figures(r):
     killed = [i for i, s in enumerate(statuses) if s is not None and s > 128 and not harness_killed(i)]
     f["innocent_killed"] = sum(1 for i in killed if i != off)
     f["failed"] = sum(1 for s in statuses if s is not None and 0 < s <= 128)
+    side = r.get("side")
+    low = samp.get("mem_available_low_ms") or 0
+    if side:
+        # The offender is the process beside the run: freed when it ended, unless the harness ended it.
+        end = side.get("end_ms") or 0
+        if low and end and low <= end and not side.get("stopped_by_harness"):
+            f["pressure_freed_s"] = (end - low) / 1000
+        f["offender_used"] = -1
+        return f
     # The offender: the scenario's, else the first task a guard killed.
     if off < 0 and killed:
         off = min(killed, key=lambda i: tasks[i][2] or float("inf"))
@@ -105,7 +114,6 @@ def cell_figures(r):
         if onset and gone and gone >= onset and not harness_killed(off):
             f["freed_s"] = (gone - onset) / 1000
         # The node's pressure onset (MemAvailable below 10% of MemTotal); absent in older results.
-        low = samp.get("mem_available_low_ms") or 0
         if low and gone and low <= gone and not harness_killed(off):
             f["pressure_freed_s"] = (gone - low) / 1000
     f["offender_used"] = off
@@ -626,8 +634,9 @@ def main():
     for s in scenarios:
         c = sample.get(s) or next(c for c in cells if c["scenario"] == s)
         off = c.get("offender", -1)
+        offender = "task " + str(off) if off >= 0 else "outside the run" if c.get("side") is not None else "none"
         w(
-            f"| **{s}** | {c['n']} | {'task ' + str(off) if off >= 0 else 'none'} | {c.get('desc', '')} | "
+            f"| **{s}** | {c['n']} | {offender} | {c.get('desc', '')} | "
             f"{c.get('deadline_s', '?')} s |"
         )
     w("")
@@ -692,7 +701,7 @@ def main():
     w("- **finished**: tasks that exited 0, i.e. did all their work, of N.")
     w(
         "- **innocent killed**: tasks other than the scenario's offender that died by a signal before the "
-        "deadline (every task is innocent in lazygc, creep, uneven and many)."
+        "deadline (every task is innocent in lazygc, creep, uneven, hog and many)."
     )
     w(
         "- **onset → freed**: from the first 100 ms sample (bench/sampler.c) at which the offender's "
@@ -706,7 +715,8 @@ def main():
         "- **pressure → freed**: from the first sample at which MemAvailable fell below 10% of MemTotal "
         "(the node's pressure onset; earlyoom's default line) to the same freed moment, for the same task. — "
         "when the node never fell below 10% before the memory was freed (the guard acted earlier, as strict "
-        "limits do) or nothing was killed. Median and count as for onset → freed."
+        "limits do) or nothing was killed. In hog, the freed moment is when the process outside the run "
+        "ended (— when the harness had to stop it). Median and count as for onset → freed."
         + ("" if recorded_low else " This run's sampler did not record the pressure onset yet: all —.")
     )
     w(

@@ -9,7 +9,7 @@
 
 # shellcheck disable=SC2034 # the S_* variables are read by the scripts that source this file
 
-BENCH_SCENARIOS=(runaway lazygc creep uneven fork sigterm many)
+BENCH_SCENARIOS=(runaway lazygc creep uneven fork sigterm hog many)
 BENCH_VARIANTS=(kernel earlyoom nohang careful strict elastic)
 
 # PyPy's live set in lazygc: calibrated in the guest with `bench/run.sh --calibrate` (docs/benchmarks.md):
@@ -26,10 +26,13 @@ BENCH_WORK_SECONDS=${BENCH_WORK_SECONDS:-8}
 #   S_DEADLINE  seconds after which the cell is stopped and counted as timed out
 #   S_TEMPLATE  the command template (array), S_PARAMS one line per task (array)
 #   S_DESC      one line for the report
+#   S_SIDE      a command started beside the tasks, outside every variant's launcher, in a top-level
+#               cgroup of its own (bench-side) as another user's job would be (array; empty: none)
 scenario() {
 	local name=$1 bin=$2 memhog=$3 churn=$4 w=$BENCH_WORK_SECONDS i
 	S_OFFENDER=-1
 	S_PARAMS=()
+	S_SIDE=()
 	case $name in
 	runaway)
 		S_N=4 S_OFFENDER=3 S_DEADLINE=120
@@ -70,6 +73,14 @@ scenario() {
 		S_PARAMS=("exec $bin/worker 120 $w" "exec $bin/worker 120 $w" "exec $bin/worker 120 $w"
 			"exec $memhog -i inf")
 		S_DESC="as runaway, but task 3 ignores SIGTERM"
+		;;
+	hog)
+		S_N=4 S_DEADLINE=120
+		S_TEMPLATE=(sh -c '{}')
+		S_PARAMS=("exec $bin/worker 120 $w" "exec $bin/worker 120 $w" "exec $bin/worker 120 $w"
+			"exec $bin/worker 120 $w")
+		S_SIDE=("$memhog" inf)
+		S_DESC="4 workers hold 120 MiB (half a share) for ${w} s; a second after they start, a process outside the run, in a cgroup of its own, allocates 4 MiB steps without end"
 		;;
 	many)
 		S_N=256 S_DEADLINE=240
