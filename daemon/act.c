@@ -120,9 +120,9 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	snprintf(f_share, sizeof(f_share), "MEMGUARD_SHARE=%" PRIu64, rec->share);
 	snprintf(f_dry, sizeof(f_dry), "MEMGUARD_DRY_RUN=%d", rec->dry_run);
 	const char *fields[] = {f_path, f_cur, f_share, f_dry, "MEMGUARD_ACTION=kill", NULL};
-	mg_log_fields(LOG_WARNING, fields, "%skilling cgroup %s: %s",
-	              rec->dry_run ? "dry run: would be " : "", rec->path, rec->why);
 	if (rec->dry_run) {
+		mg_log_fields(LOG_WARNING, fields, "dry run: would be killing cgroup %s: %s", rec->path,
+		              rec->why);
 		if (kill_log)
 			(void)mg_act_log_json(kill_log, rec, 0, 0, 0);
 		return 0;
@@ -138,21 +138,22 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	if (pids.out_of_fds)
 		close_pidfds(&pids, pids.n > FD_RESERVE ? pids.n - FD_RESERVE : 0);
 	r = mg_cg_kill(cgfd);
-	if (r < 0) {
-		close_pidfds(&pids, 0);
-		mg_log_errno(LOG_ERR, r, "kill cgroup %s: %m", rec->path);
-		if (kill_log)
-			(void)mg_act_log_json(kill_log, rec, 0, mg_now_usec() - rec->decided_usec, r);
-		return r;
-	}
 	/* cgroup.kill signals every process; the fallback counts its own. */
 	killed = r > (int)pids.n ? r : (int)pids.n;
-	for (size_t i = 0; i < pids.n; i++)
+	for (size_t i = 0; r >= 0 && i < pids.n; i++)
 		/* Best effort: ENOSYS before 5.15; ESRCH when it is gone already. */
 		if (syscall(SYS_process_mrelease, pids.fds[i], 0) == 0 || errno == ESRCH)
 			released++;
 	close_pidfds(&pids, 0);
 	uint64_t freed = mg_now_usec() - rec->decided_usec;
+	/* Logged after the kill: a journal (or a log file) slowed by the shortage must not delay it. */
+	mg_log_fields(LOG_WARNING, fields, "killing cgroup %s: %s", rec->path, rec->why);
+	if (r < 0) {
+		mg_log_errno(LOG_ERR, r, "kill cgroup %s: %m", rec->path);
+		if (kill_log)
+			(void)mg_act_log_json(kill_log, rec, 0, freed, r);
+		return r;
+	}
 	log_info("cgroup %s: %d process%s killed (%d reaped at once), %.1f ms after the decision", rec->path,
 	         killed, killed == 1 ? "" : "es", released, (double)freed / 1000.0);
 	if (kill_log && (r = mg_act_log_json(kill_log, rec, killed, freed, 0)) < 0)
@@ -171,9 +172,10 @@ int mg_act_kill_process(int procfd, pid_t pid, uint64_t start_time, const char *
 	snprintf(f_pid, sizeof(f_pid), "MEMGUARD_PID=%d", (int)pid);
 	snprintf(f_cur, sizeof(f_cur), "MEMGUARD_CURRENT=%" PRIu64, rec->current);
 	const char *fields[] = {f_path, f_pid, f_cur, "MEMGUARD_ACTION=kill", NULL};
-	mg_log_fields(LOG_WARNING, fields, "%skilling process %d (%s) in %s, outside the guard: %s",
-	              rec->dry_run ? "dry run: would be " : "", (int)pid, comm, rec->path, rec->why);
 	if (rec->dry_run) {
+		mg_log_fields(LOG_WARNING, fields,
+		              "dry run: would be killing process %d (%s) in %s, outside the guard: %s",
+		              (int)pid, comm, rec->path, rec->why);
 		if (kill_log)
 			(void)mg_act_log_json(kill_log, rec, 0, 0, 0);
 		return 0;
@@ -185,18 +187,21 @@ int mg_act_kill_process(int procfd, pid_t pid, uint64_t start_time, const char *
 		                      : mg_log_errno(LOG_ERR, -errno, "open a pidfd for %d: %m", (int)pid);
 	if (mg_proc_start_time(procfd, pid, &started) < 0 || started != start_time)
 		return 0;
-	if (syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) < 0) {
-		r = -errno;
-		if (r == -ESRCH)
-			return 0;
+	r = syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) < 0 ? -errno : 0;
+	if (r == -ESRCH)
+		return 0;
+	/* Best effort, as in mg_act_kill. */
+	bool released = r == 0 && syscall(SYS_process_mrelease, fd, 0) == 0;
+	uint64_t freed = mg_now_usec() - rec->decided_usec;
+	/* Logged after the kill, as in mg_act_kill. */
+	mg_log_fields(LOG_WARNING, fields, "killing process %d (%s) in %s, outside the guard: %s", (int)pid,
+	              comm, rec->path, rec->why);
+	if (r < 0) {
 		mg_log_errno(LOG_ERR, r, "kill process %d in %s: %m", (int)pid, rec->path);
 		if (kill_log)
-			(void)mg_act_log_json(kill_log, rec, 0, mg_now_usec() - rec->decided_usec, r);
+			(void)mg_act_log_json(kill_log, rec, 0, freed, r);
 		return r;
 	}
-	/* Best effort, as in mg_act_kill. */
-	bool released = syscall(SYS_process_mrelease, fd, 0) == 0;
-	uint64_t freed = mg_now_usec() - rec->decided_usec;
 	log_info("process %d in %s killed (%s at once), %.1f ms after the decision", (int)pid, rec->path,
 	         released ? "reaped" : "not reaped", (double)freed / 1000.0);
 	if (kill_log && (r = mg_act_log_json(kill_log, rec, 1, freed, 0)) < 0)

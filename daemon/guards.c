@@ -337,10 +337,12 @@ int guards_on_fence_event(sd_event_source *src, int fd, uint32_t revents, void *
 				if (w->fence_wd != ev->wd || !w->throttled || w->pushed ||
 				    !probe_fence(d, w, &probe) || !mg_policy_fence_pushed(&probe))
 					continue;
-				log_info("cgroup %s pushes against its fence: memory.events high %" PRIu64
-				         " since it was set, anon %s of a %s fence",
-				         w->e.path, probe.high_events - probe.high_events_at_fence,
-				         mg_size_format(probe.anon, a), mg_size_format(probe.fence, f));
+				/* Debug only: the kill's reason says it, and nothing may be written before
+				 * the kill at the default level. */
+				log_debug("cgroup %s pushes against its fence: memory.events high %" PRIu64
+				          " since it was set, anon %s of a %s fence",
+				          w->e.path, probe.high_events - probe.high_events_at_fence,
+				          mg_size_format(probe.anon, a), mg_size_format(probe.fence, f));
 				w->pushed = pushed = true;
 			}
 		}

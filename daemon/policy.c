@@ -212,8 +212,9 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		         "its share (%s) and %s",
 		         node->outsider.path, mg_size_format(node->outsider.current, a),
 		         mg_size_format(p->outside_due, f), worst, context);
-		ret->verdict = p->kill_outside && avail < p->available_min ? MG_VERDICT_KILL_OUTSIDER
-		                                                           : MG_VERDICT_OUTSIDER;
+		/* Nothing fences an outsider in: wait no longer than for a guarded task. */
+		bool floor = avail < p->available_min || floor_ahead(p, node);
+		ret->verdict = p->kill_outside && floor ? MG_VERDICT_KILL_OUTSIDER : MG_VERDICT_OUTSIDER;
 		return;
 	}
 	if (!v) {

@@ -74,9 +74,10 @@ enum mg_verdict {
 	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_KILL,
-	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min and kill_outside
-	                             is on: kill the outsider's worst process (mg_policy_outside_victim)
-	                             before the node stalls, as the kernel would, only later */
+	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min (or falls to it
+	                             within lead_usec) and kill_outside is on: kill the outsider's worst
+	                             process (mg_policy_outside_victim) before the node stalls, as the
+	                             kernel would, only later */
 };
 
 /* While memory stays short, the guard list is read again from the globs at
@@ -127,7 +128,8 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * A victim within its known share (current <= share), or none at all, is
  * not touched while the outsider holds more than outside_due: OUTSIDER,
  * which names it, or KILL_OUTSIDER when MemAvailable is below available_min
- * and kill_outside is on; a guard never does worse than no guard.
+ * or falls to it within lead_usec, and kill_outside is on; a guard never
+ * does worse than no guard.
  * With throttle on, no dry run, MemAvailable at or above the hard floor and
  * a victim that has not pushed since it was fenced: HOLD when it is fenced
  * already, else FENCE with allowance = MemAvailable - hard floor. Else KILL.

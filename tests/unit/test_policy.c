@@ -1029,6 +1029,38 @@ static void decide_outsider_table(void **state)
 	}
 }
 
+/* Nothing fences an outsider in, so the lead that acts for guarded tasks
+ * (MemAvailable falling to available_min within lead_usec) kills it too. */
+static void decide_outsider_lead(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t available, fall_bps;
+		enum mg_verdict want;
+	} cases[] = {
+	        {"falls to available_min within the lead", 100 * MiB, 150 * MiB, MG_VERDICT_KILL_OUTSIDER},
+	        {"falls, but not within the lead: named only", 200 * MiB, 150 * MiB, MG_VERDICT_OUTSIDER},
+	        {"not falling: named only", 100 * MiB, 0, MG_VERDICT_OUTSIDER},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node(); /* under pressure: full avg10 38% */
+		struct mg_guarded g = task(60 * MiB, 200 * MiB, 0);
+		struct mg_decision d;
+
+		print_message("case: %s\n", cases[i].what);
+		p.outside_due = 96 * MiB;
+		p.kill_outside = true;
+		p.lead_usec = SEC / 2;
+		node.mem.mem_available = cases[i].available;
+		node.available_fall_bps = cases[i].fall_bps;
+		node.outsider = (struct mg_outsider){.path = "user.slice", .current = 700 * MiB};
+		decide(&p, &node, &g, 1, &d);
+		assert_string_equal(mg_verdict_name(d.verdict), mg_verdict_name(cases[i].want));
+	}
+}
+
 /* Whom KILL_OUTSIDER kills: the kernel's own badness, never what a user
  * can name. */
 static void outside_victim_table(void **state)
@@ -1316,6 +1348,7 @@ int main(void)
 	        cmocka_unit_test(poll_interval_table),
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(outside_victim_table),
+	        cmocka_unit_test(decide_outsider_lead),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
 	        cmocka_unit_test(rescan_due_table),
