@@ -179,16 +179,25 @@ static void read_outsider(struct daemon *d, const struct mg_guarded *g, size_t n
 	(void)mg_cg_for_each_child(d->mountfd, weigh_top_level, &os);
 }
 
+/* Whether to say again what holds the node back ("" for no one): once per
+ * change and settle period, so a long shortage does not flood the journal. */
+static bool say_again(struct daemon *d, const char *offender, uint64_t now_usec)
+{
+	if (!mg_policy_blame_due(&d->policy, d->blamed, d->blamed_usec, offender, now_usec))
+		return false;
+	snprintf(d->blamed, sizeof(d->blamed), "%s", offender);
+	d->blamed_usec = now_usec;
+	return true;
+}
+
 /* Says, once per offender and settle period, that memory is short through a
  * cgroup outside the guard, and that no task within its share pays for it. */
 static void blame_outsider(struct daemon *d, const struct mg_node_state *node, const char *why)
 {
 	char f_offender[sizeof(d->outsider_path) + 32], f_current[64];
 
-	if (!mg_policy_blame_due(&d->policy, d->blamed, d->blamed_usec, node->outsider.path, node->now_usec))
+	if (!say_again(d, node->outsider.path, node->now_usec))
 		return;
-	snprintf(d->blamed, sizeof(d->blamed), "%s", node->outsider.path);
-	d->blamed_usec = node->now_usec;
 	snprintf(f_offender, sizeof(f_offender), "MEMGUARD_OFFENDER=%s", node->outsider.path);
 	snprintf(f_current, sizeof(f_current), "MEMGUARD_OFFENDER_CURRENT=%" PRIu64, node->outsider.current);
 	const char *fields[] = {f_offender, f_current, "MEMGUARD_ACTION=none", NULL};
@@ -246,7 +255,8 @@ int daemon_evaluate(struct daemon *d)
 		case MG_VERDICT_HOLD: /* fenced in: it may stay while it does not push against the fence */
 			break;
 		case MG_VERDICT_NO_VICTIM:
-			log_warn("memory is short (%s) but no guarded cgroup may be killed", dec.why);
+			if (say_again(d, "", node.now_usec))
+				log_warn("memory is short (%s) but no guarded cgroup may be killed", dec.why);
 			break;
 		case MG_VERDICT_OUTSIDER:
 			blame_outsider(d, &node, dec.why);
