@@ -27,3 +27,44 @@ stop_daemon() {
 	kill -TERM "$daemon_pid" 2>/dev/null || true
 	wait "$daemon_pid" 2>/dev/null || true
 }
+
+# The attacker tests' two ordinary users (created once per guest) and the
+# binaries they may run, as the build tree may not be theirs to read:
+# $work/bin/memhog, and $work/attacker/sshd, the attacker's copy of $1.
+attack_setup() {
+	local u
+	for u in mgvictim mgattacker; do
+		id "$u" >/dev/null 2>&1 || useradd -M -N -s /bin/sh "$u"
+	done
+	chmod 755 "$work"
+	mkdir "$work/bin" "$work/attacker"
+	cp "$memhog" "$work/bin/memhog"
+	cp "$1" "$work/attacker/sshd"
+	chown -R mgattacker "$work/attacker"
+}
+
+# remove_tree CGROUP: kills what is left below it, then removes it.
+remove_tree() {
+	local cg
+	for cg in $(find "$1" -mindepth 1 -type d 2>/dev/null); do
+		echo 1 >"$cg/cgroup.kill" 2>/dev/null || true
+	done
+	sleep 0.3
+	find "$1" -depth -type d -exec rmdir {} + 2>/dev/null || true
+}
+
+# as USER CMD...: CMD as USER, as a job's processes run.
+as() {
+	local u=$1
+	shift
+	setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- "$@"
+}
+
+# run_in CGROUP USER CMD...: CMD as USER in CGROUP (placed there by root, as
+# a batch system places a job's processes).
+run_in() {
+	local cg=$1 u=$2
+	shift 2
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" \
+		setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- "$@"
+}

@@ -11,32 +11,8 @@ enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
 jobs=$cgroot/mgtrust
-cleanup() {
-	stop_daemon
-	for cg in "$jobs"/job-*/task; do
-		echo 1 >"$cg/cgroup.kill" 2>/dev/null || true
-	done
-	sleep 0.3
-	rmdir "$jobs"/job-*/task "$jobs"/job-* "$jobs" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-for u in mgvictim mgattacker; do
-	id "$u" >/dev/null 2>&1 || useradd -M -N -s /bin/sh "$u"
-done
-# as USER CMD...: CMD as USER, as a job's processes run.
-as() {
-	local u=$1
-	shift
-	setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- "$@"
-}
-# Binaries the users may run (the build tree may not be theirs to read).
-chmod 755 "$work"
-mkdir "$work/bin" "$work/attacker"
-cp "$memhog" "$work/bin/memhog"
-cp /bin/sleep "$work/attacker/sshd"
-chown -R mgattacker "$work/attacker"
+trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
+attack_setup /bin/sleep
 
 # The batch system's part, as root: a job cgroup per user with a limit only
 # root can change, delegated as systemd delegates (the directory,
@@ -69,14 +45,6 @@ PY
 
 start_daemon "guard = mgtrust/*/*"
 
-# run_in CGROUP USER CMD...: CMD as USER in CGROUP (placed there by root, as
-# a batch system places a job's processes).
-run_in() {
-	local cg=$1 u=$2
-	shift 2
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" \
-		setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- "$@"
-}
 # The victim: 250 MiB, a quarter of their job's limit, held until the end.
 run_in "$jobs/job-v/task" mgvictim "$work/bin/memhog" -H 600000 250 &
 victim=$!
