@@ -159,9 +159,7 @@ static int weigh_top_level(int fd, const char *name, void *userdata)
 
 	if (mg_cg_read_u64(fd, "memory.current", &current) < 0)
 		return 0;
-	for (size_t i = 0; i < os->n; i++)
-		if (strncmp(os->g[i].path, name, len) == 0 && os->g[i].path[len] == '/')
-			current -= os->g[i].current < current ? os->g[i].current : current;
+	current = mg_policy_unguarded(name, current, os->g, os->n);
 	if (current > os->best->current && len < os->size) {
 		memcpy(os->path, name, len + 1);
 		*os->best = (struct mg_outsider){.path = os->path, .current = current};

@@ -107,6 +107,16 @@ static bool outsider_to_blame(const struct mg_policy *p, const struct mg_node_st
 	return !v || (v->share && v->current <= v->share);
 }
 
+uint64_t mg_policy_unguarded(const char *path, uint64_t current, const struct mg_guarded *g, size_t n)
+{
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(g[i].path, path, len) == 0 && (g[i].path[len] == '/' || g[i].path[len] == '\0'))
+			current -= g[i].current < current ? g[i].current : current;
+	return current;
+}
+
 bool mg_policy_outside_eligible(const struct mg_outside_proc *p)
 {
 	return !p->protected_ && p->oom_score_adj > -1000;

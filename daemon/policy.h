@@ -144,6 +144,10 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,
                          const char *offender, uint64_t now_usec);
 
+/* What the cgroup at path (below the mount), holding current bytes, holds
+ * outside the guard: current less the guarded cgroups at or below it. */
+uint64_t mg_policy_unguarded(const char *path, uint64_t current, const struct mg_guarded *g, size_t n);
+
 /* A process in the outsider's cgroup (not in a guarded one below it), as
  * the daemon read it before a KILL_OUTSIDER. */
 struct mg_outside_proc {

@@ -1099,6 +1099,35 @@ static void outside_victim_table(void **state)
 	}
 }
 
+static void unguarded_table(void **state)
+{
+	static const struct mg_guarded g[] = {
+	        {.path = "memguard/run-1/task-0", .current = 100 * MiB},
+	        {.path = "memguard/run-1/task-1", .current = 50 * MiB},
+	        {.path = "memguard/run-10/task-0", .current = 30 * MiB},
+	        {.path = "system.slice/slurmstepd.scope/job_7/memguard", .current = 200 * MiB},
+	};
+	static const struct {
+		const char *path;
+		uint64_t current, want;
+	} cases[] = {
+	        {"memguard", 400 * MiB, 220 * MiB},      /* all three runs below it */
+	        {"memguard/run-1", 160 * MiB, 10 * MiB}, /* not run-10: a name, not a prefix */
+	        {"memguard/run-1/task-0", 100 * MiB, 0}, /* itself guarded */
+	        {"system.slice", 900 * MiB, 700 * MiB},  /* deep below */
+	        {"system.slice/slurmstepd.scope/job_8", 90 * MiB, 90 * MiB}, /* none below */
+	        {"user.slice", 300 * MiB, 300 * MiB},
+	        {"memguard/run-1", 120 * MiB, 0}, /* read at another moment: never below 0 */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case: %s\n", cases[i].path);
+		assert_int_equal(
+		        mg_policy_unguarded(cases[i].path, cases[i].current, g, sizeof(g) / sizeof(g[0])),
+		        cases[i].want);
+	}
+}
+
 static void blame_due_table(void **state)
 {
 	static const struct {
@@ -1349,6 +1378,7 @@ int main(void)
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(outside_victim_table),
 	        cmocka_unit_test(decide_outsider_lead),
+	        cmocka_unit_test(unguarded_table),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
 	        cmocka_unit_test(rescan_due_table),
