@@ -91,11 +91,14 @@ void guards_watch_parents(struct daemon *d);
 /* Whether path (below the mount) is a guarded cgroup; d->w is sorted. */
 bool guards_contains(const struct daemon *d, const char *path);
 
-/* KILL_OUTSIDER (outside.c): kills the process in mountfd/top, outside the
- * guarded cgroups below it, that mg_policy_outside_victim picks. Returns 1
- * when it acted (killed it, logged it in a dry run, or found it gone), 0 when
- * none there may be killed, or -errno. */
-int outside_kill(struct daemon *d, const char *top, const char *why, uint64_t decided_usec);
+/* KILL_OUTSIDER (outside.c): below mountfd/top, in the child that holds the
+ * most outside the guard (g, n: the guarded cgroups' snapshots), at each
+ * level, kills the process that mg_policy_outside_victim picks; the whole of
+ * top when nothing there may be killed. Returns 1 when it acted (killed it,
+ * logged it in a dry run, or found it gone), 0 when none may be killed, or
+ * -errno. */
+int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,
+                 uint64_t decided_usec);
 int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata);
 int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata);
 

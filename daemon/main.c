@@ -207,9 +207,10 @@ static void blame_outsider(struct daemon *d, const struct mg_node_state *node, c
 
 /* The node is about to stall through a cgroup outside the guard: do what
  * the kernel's OOM killer would do there, before the stall. */
-static void kill_outsider(struct daemon *d, const struct mg_node_state *node, const char *why)
+static void kill_outsider(struct daemon *d, const struct mg_node_state *node, const struct mg_guarded *g,
+                          size_t n, const char *why)
 {
-	int r = outside_kill(d, node->outsider.path, why, node->now_usec);
+	int r = outside_kill(d, node->outsider.path, g, n, why, node->now_usec);
 
 	if (r > 0) {
 		d->last_kill_usec = node->now_usec;
@@ -260,7 +261,7 @@ int daemon_evaluate(struct daemon *d)
 			blame_outsider(d, &node, dec.why);
 			break;
 		case MG_VERDICT_KILL_OUTSIDER:
-			kill_outsider(d, &node, dec.why);
+			kill_outsider(d, &node, snaps, n, dec.why);
 			break;
 		case MG_VERDICT_FENCE:
 			/* No fence could be set: the kill it stood in for. */

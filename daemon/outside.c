@@ -1,6 +1,9 @@
-/* KILL_OUTSIDER carried out: the worst process of a cgroup outside the
- * guard, found by walking its subtree past the guarded cgroups and the
- * protected ones, then killed as the kernel's OOM killer would, only sooner. */
+/* KILL_OUTSIDER carried out. From the top-level cgroup to blame it descends
+ * to where the memory is, the child holding the most outside the guard at
+ * each level, so that one user's or job's many small processes do not cost
+ * another's single large one. There, past the guarded and the protected
+ * cgroups, the process with the highest OOM score is killed, as the kernel's
+ * OOM killer would kill it, only sooner. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,7 +97,62 @@ static int weigh_cgroup(int cgfd, const char *name, void *userdata)
 	return 0;
 }
 
-int outside_kill(struct daemon *d, const char *top, const char *why, uint64_t decided_usec)
+struct heaviest {
+	const struct outside_scan *os;
+	const struct mg_guarded *g;
+	size_t n;
+	char name[256]; /* the heaviest child so far, "" for none */
+	uint64_t current;
+};
+
+static int weigh_child(int cgfd, const char *name, void *userdata)
+{
+	struct heaviest *h = userdata;
+	char path[sizeof(h->os->path)];
+	uint64_t current;
+
+	if (snprintf(path, sizeof(path), "%s/%s", h->os->path, name) >= (int)sizeof(path) ||
+	    strlen(name) >= sizeof(h->name) || guards_contains(h->os->d, path) ||
+	    mg_protect_match_cgroup(h->os->protect, path) ||
+	    mg_cg_read_u64(cgfd, "memory.current", &current) < 0)
+		return 0; /* without a memory controller it accounts nothing of its own */
+	current = mg_policy_unguarded(path, current, h->g, h->n);
+	if (current > h->current) {
+		snprintf(h->name, sizeof(h->name), "%s", name);
+		h->current = current;
+	}
+	return 0;
+}
+
+/* Walks the subtree at os->path (open as cgfd) for the worst process. */
+static void weigh_subtree(struct outside_scan *os, int cgfd)
+{
+	(void)mg_cg_for_each_pid(cgfd, weigh_process, os);
+	(void)mg_cg_for_each_child(cgfd, weigh_cgroup, os);
+}
+
+/* Down from os->path (open as *cgfd) through the heaviest child while there
+ * is one, leaving os->path and *cgfd there. A cgroup with children that
+ * account memory holds no process itself (cgroup v2's rule outside the root). */
+static void descend(struct outside_scan *os, int *cgfd, const struct mg_guarded *g, size_t n)
+{
+	for (;;) {
+		struct heaviest h = {.os = os, .g = g, .n = n};
+		size_t len = strlen(os->path);
+		(void)mg_cg_for_each_child(*cgfd, weigh_child, &h);
+		if (!h.name[0])
+			return;
+		int fd = mg_cg_open(*cgfd, h.name);
+		if (fd < 0)
+			return; /* gone: its parent's walk covers the rest */
+		close(*cgfd);
+		*cgfd = fd;
+		snprintf(os->path + len, sizeof(os->path) - len, "/%s", h.name);
+	}
+}
+
+int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,
+                 uint64_t decided_usec)
 {
 	static struct outside_scan os;
 	_cleanup_close_ int cgfd = mg_cg_open(d->mountfd, top);
@@ -110,8 +168,16 @@ int outside_kill(struct daemon *d, const char *top, const char *why, uint64_t de
 	snprintf(os.path, sizeof(os.path), "%s", top);
 	if (mg_protect_match_cgroup(os.protect, top))
 		return 0;
-	(void)mg_cg_for_each_pid(cgfd, weigh_process, &os);
-	(void)mg_cg_for_each_child(cgfd, weigh_cgroup, &os);
+	descend(&os, &cgfd, g, n);
+	weigh_subtree(&os, cgfd);
+	if (!os.found && strcmp(os.path, top) != 0) {
+		/* Nothing there may be killed: the worst of the whole top. */
+		close(cgfd);
+		if ((cgfd = mg_cg_open(d->mountfd, top)) < 0)
+			return cgfd == -ENOENT ? 0 : cgfd;
+		snprintf(os.path, sizeof(os.path), "%s", top);
+		weigh_subtree(&os, cgfd);
+	}
 	if (!os.found)
 		return 0;
 
