@@ -5,7 +5,10 @@
               [--notes NOTES.md]
 
 NOTES.md holds what a person read in one run's numbers. Its first line is `<!-- run: RUN -->`; it goes
-into the report only when RUN is the run being rendered, so notes never describe other numbers.
+into the report only when RUN is the run being rendered, so notes never describe other numbers. A line
+`<!-- section: idle -->` or `<!-- section: scale -->` starts the part that goes into that section (where
+those records came from, when another run measured them); the text before the first goes under "What
+this run shows".
 
 Standard library only. Every figure is derived here from the raw records, so the definitions below are
 the ones the report states.
@@ -270,7 +273,27 @@ def svg_plot(agg, scenarios, variants, path):
         f.write("\n".join(out) + "\n")
 
 
-def scale_section(w, scale, args):
+def read_notes(path, run):
+    """The notes' parts by section ("" for the run's own), or {} when they describe another run."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        lines = f.read().splitlines()
+    if not lines or lines[0].strip() != f"<!-- run: {run} -->":
+        print(f"render: {path} describes another run ({lines[0].strip() if lines else ''}); left out", file=sys.stderr)
+        return {}
+    parts, name = {"": []}, ""
+    for line in lines[1:]:
+        t = line.strip()
+        if t.startswith("<!-- section:") and t.endswith("-->"):
+            name = t[len("<!-- section:") : -len("-->")].strip()
+            parts[name] = []
+        else:
+            parts[name].append(line)
+    return {k: "\n".join(v).strip() for k, v in parts.items() if "\n".join(v).strip()}
+
+
+def scale_section(w, scale, args, note=None):
     """The decision time and start-up of memguardd against the number of guarded cgroups (bench/scale.sh)."""
     w("### Decision time against the guard's size")
     w("")
@@ -290,6 +313,9 @@ def scale_section(w, scale, args):
         "for the launcher's runs, it reads the xattr."
     )
     w("")
+    if note:
+        w(note)
+        w("")
     w(
         "| share | N | decisions | median (ms) | p90 (ms) | min–max (ms) | ms per added cgroup | start-up (s) | "
         "start-up CPU (s) | MemAvailable taken at start (MiB) | psimon threads | CPU % while short | "
@@ -555,7 +581,7 @@ def main():
         ("run", f"{meta.get('run', '?')} ({meta.get('date', '?')}), {meta.get('reps', '?')} repetitions per cell"),
         (
             "time",
-            f"{end.get('seconds', 0) / 60:.0f} minutes for the whole run" if end else "?",
+            f"{end.get('seconds', 0) / 60:.0f} minutes for the whole run" if end else "not recorded (the run has no end record)",
         ),
         ("host", f"{meta.get('host_cpu', '?')}, {meta.get('host_cores', '?')} cores, Linux {meta.get('host_kernel', '?')}"),
         ("emulator", f"{meta.get('qemu', '?')}, accel {meta.get('accel', '?')} (no KVM: every guest instruction is emulated)"),
@@ -826,17 +852,12 @@ def main():
     w("")
 
     # -- notes on this run
-    if args.notes and os.path.exists(args.notes):
-        with open(args.notes) as f:
-            text = f.read()
-        first = text.splitlines()[0] if text else ""
-        if first.strip() == f"<!-- run: {meta.get('run')} -->":
-            w("### What this run shows")
-            w("")
-            w(text.split("\n", 1)[1].strip())
-            w("")
-        else:
-            print(f"render: {args.notes} describes another run ({first.strip()}); left out", file=sys.stderr)
+    notes = read_notes(args.notes, meta.get("run"))
+    if notes.get(""):
+        w("### What this run shows")
+        w("")
+        w(notes[""])
+        w("")
 
     # -- where memguard loses
     losses = compare(agg, scenarios, variants)
@@ -947,6 +968,9 @@ def main():
                 "memguardd's USS."
             )
         w("")
+        if notes.get("idle"):
+            w(notes["idle"])
+            w("")
 
         def mib(i, key):
             return "—" if i.get(key) is None else f"{i[key] / 1024:.1f}"
@@ -997,7 +1021,7 @@ def main():
         w("")
 
     if scale:
-        scale_section(w, scale, args)
+        scale_section(w, scale, args, notes.get("scale"))
 
     # -- caveats
     w("## Caveats")
@@ -1014,6 +1038,13 @@ def main():
     w(
         "- Onset → freed and pressure → freed are sampled every 100 ms (slower when the sampler itself stalls or 256 tasks are "
         "scanned), so values below ~0.2 s mean \"within a sample or two\"."
+    )
+    w(
+        "- One guest runs one variant's repetition: its scenarios one after another, in the order of the "
+        "tables, each after drop_caches. A cell still meets the memory its predecessors left (fragmented free "
+        "memory, slab) and a daemon that has run through them, as "
+        "a node meets what earlier jobs left; a scenario run alone (bench/run.sh --scenarios) can measure "
+        "differently."
     )
     w(
         "- Files: bench/run.sh (host), bench/guest.sh (one guest's cells), bench/scenarios.sh, "
