@@ -93,8 +93,9 @@ bool guards_contains(const struct daemon *d, const char *path);
 
 /* KILL_OUTSIDER (outside.c): below mountfd/top, in the child that holds the
  * most outside the guard (g, n: the guarded cgroups' snapshots), at each
- * level, kills the process that mg_policy_outside_victim picks; the whole of
- * top when nothing there may be killed. Returns 1 when it acted (killed it,
+ * level, kills the process that mg_policy_outside_victim picks (the whole of
+ * top when nothing there may be killed), and its memory.oom.group if it has
+ * one that holds nothing memguardd never kills. Returns 1 when it acted (killed it,
  * logged it in a dry run, or found it gone), 0 when none may be killed, or
  * -errno. */
 int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,

@@ -3,7 +3,8 @@
  * each level, so that one user's or job's many small processes do not cost
  * another's single large one. There, past the guarded and the protected
  * cgroups, the process with the highest OOM score is killed, as the kernel's
- * OOM killer would kill it, only sooner. */
+ * OOM killer would kill it, only sooner; with it its memory.oom.group, as the
+ * kernel's would. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,80 @@ static void descend(struct outside_scan *os, int *cgfd, const struct mg_guarded 
 	}
 }
 
+/* The kernel's OOM killer takes a victim's whole group when its cgroup or an
+ * ancestor below the root sets memory.oom.group: the highest such one. Sets
+ * group (below the mount) and returns 1 for one at or below top, else 0. */
+static int oom_group_of(int mountfd, const char *top, const char *cgroup, char *group, size_t size)
+{
+	char path[sizeof(((struct outside_scan *)0)->path)];
+	size_t len = strlen(top);
+	int found = 0;
+	uint64_t set;
+
+	snprintf(path, sizeof(path), "%s", cgroup);
+	for (;;) {
+		_cleanup_close_ int fd = mg_cg_open(mountfd, path);
+		if (fd >= 0 && mg_cg_read_u64(fd, "memory.oom.group", &set) == 0 && set &&
+		    size > strlen(path)) {
+			snprintf(group, size, "%s", path); /* and on up: the highest one counts */
+			found = 1;
+		}
+		char *slash = strrchr(path, '/');
+		if (!slash || (size_t)(slash - path) < len)
+			return found;
+		*slash = '\0';
+	}
+}
+
+/* 0 for a process that may die with its group, -ECANCELED for one memguardd
+ * never kills (protected, oom_score_adj -1000, itself), or -errno. */
+static int check_process(pid_t pid, void *userdata)
+{
+	const struct outside_scan *os = userdata;
+	struct mg_outside_proc p = {0};
+	int r;
+
+	if (pid == os->self)
+		return -ECANCELED;
+	if ((r = read_int_at(os->d->procfd, pid, "oom_score_adj", &p.oom_score_adj)) < 0)
+		return r == -ENOENT || r == -ESRCH ? 0 : r; /* gone: nothing to spare */
+	p.protected_ = mg_scope_pid_protected(os->d->procfd, os->protect, pid);
+	return mg_policy_outside_eligible(&p) ? 0 : -ECANCELED;
+}
+
+/* The same for a cgroup in the group: itself (guarded, protected), its
+ * processes and its children. */
+static int check_cgroup(int cgfd, const char *name, void *userdata)
+{
+	struct outside_scan *os = userdata;
+	size_t len = strlen(os->path);
+	int r;
+
+	if (len + 1 + strlen(name) >= sizeof(os->path))
+		return -ENAMETOOLONG;
+	snprintf(os->path + len, sizeof(os->path) - len, "/%s", name);
+	if (guards_contains(os->d, os->path) || mg_protect_match_cgroup(os->protect, os->path))
+		r = -ECANCELED;
+	else if ((r = mg_cg_for_each_pid(cgfd, check_process, os)) == 0)
+		r = mg_cg_for_each_child(cgfd, check_cgroup, os);
+	os->path[len] = '\0';
+	return r;
+}
+
+/* Whether group may be killed whole: nothing in it is what memguardd never
+ * kills, as far as it can tell. */
+static bool group_killable(const struct outside_scan *os, int mountfd, const char *group)
+{
+	struct outside_scan check = {.d = os->d, .protect = os->protect, .self = os->self};
+	_cleanup_close_ int fd = mg_cg_open(mountfd, group);
+
+	if (fd < 0)
+		return false;
+	snprintf(check.path, sizeof(check.path), "%s", group);
+	return mg_cg_for_each_pid(fd, check_process, &check) == 0 &&
+	       mg_cg_for_each_child(fd, check_cgroup, &check) == 0;
+}
+
 int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,
                  uint64_t decided_usec)
 {
@@ -181,9 +256,10 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 	if (!os.found)
 		return 0;
 
-	char reason[768];
-	snprintf(reason, sizeof(reason), "%s; its process %d (%s) has the highest OOM score there (%d)", why,
-	         (int)os.pid, os.comm, os.worst.oom_score);
+	char reason[1024];
+	int len = snprintf(reason, sizeof(reason),
+	                   "%s; its process %d (%s) has the highest OOM score there (%d)", why, (int)os.pid,
+	                   os.comm, os.worst.oom_score);
 	struct mg_kill_record rec = {
 	        .path = os.cgroup,
 	        .current = os.worst.rss,
@@ -191,6 +267,24 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 	        .dry_run = d->policy.dry_run,
 	        .decided_usec = decided_usec,
 	};
+	static char group[sizeof(os.path)];
+	if (oom_group_of(d->mountfd, top, os.cgroup, group, sizeof(group)) > 0) {
+		if (group_killable(&os, d->mountfd, group)) {
+			_cleanup_close_ int fd = mg_cg_open(d->mountfd, group);
+			if (fd >= 0)
+				(void)mg_cg_read_u64(fd, "memory.current", &rec.current);
+			snprintf(reason + len, sizeof(reason) - (size_t)len,
+			         ", and %s, which sets memory.oom.group, dies whole as with the kernel",
+			         group);
+			rec.path = group;
+			int r = mg_act_kill(d->mountfd, &rec, d->cfg.kill_log);
+			return r < 0 ? r : 1;
+		}
+		snprintf(
+		        reason + len, sizeof(reason) - (size_t)len,
+		        " (%s sets memory.oom.group but holds what memguardd never kills: this process only)",
+		        group);
+	}
 	int r = mg_act_kill_process(d->procfd, os.pid, os.start_time, os.comm, &rec, d->cfg.kill_log);
 	return r < 0 ? r : 1;
 }
