@@ -379,18 +379,15 @@ static void protect_self(int procfd)
 	}
 }
 
-/* How many guarded cgroups get a PSI trigger of their own: the descriptors
- * protect_self() raised the limit to, less FD_RESERVE (half of them when the
- * limit is small). */
+/* The PSI triggers the descriptors protect_self() raised the limit to allow. */
 static size_t trigger_budget(void)
 {
 	struct rlimit nofile;
+	uint64_t n = 0;
 
-	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0 || nofile.rlim_cur == RLIM_INFINITY)
-		return MAX_GUARDED;
-	if (nofile.rlim_cur > 2 * FD_RESERVE)
-		return (size_t)(nofile.rlim_cur - FD_RESERVE);
-	return (size_t)(nofile.rlim_cur / 2);
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
+		n = nofile.rlim_cur;
+	return mg_policy_trigger_budget(n, FD_RESERVE, MAX_GUARDED);
 }
 
 /* Writes our pid for the launcher and holds a lock on the file for life, so

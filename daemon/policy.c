@@ -146,6 +146,16 @@ bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t no
 	       now_usec - last_rescan_usec >= MG_RESCAN_SHORT_USEC;
 }
 
+size_t mg_policy_trigger_budget(uint64_t nofile, size_t reserve, size_t max)
+{
+	uint64_t budget;
+
+	if (!nofile)
+		return max;
+	budget = nofile > 2 * (uint64_t)reserve ? nofile - reserve : nofile / 2;
+	return budget < max ? (size_t)budget : max;
+}
+
 const char *mg_verdict_name(enum mg_verdict v)
 {
 	static const char *const names[] = {

@@ -91,6 +91,12 @@ enum mg_verdict {
  * MG_RESCAN_SHORT_USEC old. Keeps a decision linear in the guarded cgroups. */
 bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t now_usec);
 
+/* How many guarded cgroups get a PSI trigger (a descriptor each) of their
+ * own, with nofile descriptors allowed (0: no limit): all but reserve, half
+ * when the limit is small, at most max. The rest are watched through the
+ * node's trigger and the poll. */
+size_t mg_policy_trigger_budget(uint64_t nofile, size_t reserve, size_t max);
+
 /* "calm", "kill", ...: for logs. */
 const char *mg_verdict_name(enum mg_verdict v);
 

@@ -1198,6 +1198,28 @@ static void rescan_due_table(void **state)
 		                 cases[i].want);
 }
 
+static void trigger_budget_table(void **state)
+{
+	static const struct {
+		uint64_t nofile;
+		size_t want;
+	} cases[] = {
+	        {0, 4096},          /* no limit: every guarded cgroup */
+	        {1024, 768},        /* systemd's soft default, less the reserve */
+	        {524288, 4096},     /* systemd's hard default: no more than are guarded */
+	        {4352, 4096},       /* exactly enough */
+	        {4351, 4095},       /* one short */
+	        {513, 257},         /* just over twice the reserve */
+	        {512, 256},         /* twice the reserve: half */
+	        {100, 50},          /* a small limit: half */
+	        {1, 0},             /* nothing to spare */
+	        {UINT64_MAX, 4096}, /* no overflow */
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++)
+		assert_int_equal(mg_policy_trigger_budget(cases[i].nofile, 256, 4096), cases[i].want);
+}
+
 static void from_config_defaults(void **state)
 {
 	struct mg_config cfg;
@@ -1382,6 +1404,7 @@ int main(void)
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
 	        cmocka_unit_test(rescan_due_table),
+	        cmocka_unit_test(trigger_budget_table),
 	        cmocka_unit_test(from_config_defaults),
 	        cmocka_unit_test(from_config_table),
 	};
