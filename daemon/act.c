@@ -29,7 +29,7 @@
 
 #define MAX_PIDFDS 4096
 /* Descriptors left free for the kill itself when pidfds ran out of them. */
-#define FD_RESERVE 8
+#define KILL_FD_RESERVE 8
 /* A saved memory.high below this is not one the launcher set. */
 #define MG_MIN_HIGH_BYTES (1ull << 20)
 
@@ -136,7 +136,7 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	pids.out_of_fds = false;
 	(void)collect_subtree(cgfd, ".", &pids);
 	if (pids.out_of_fds)
-		close_pidfds(&pids, pids.n > FD_RESERVE ? pids.n - FD_RESERVE : 0);
+		close_pidfds(&pids, pids.n > KILL_FD_RESERVE ? pids.n - KILL_FD_RESERVE : 0);
 	r = mg_cg_kill(cgfd);
 	/* cgroup.kill signals every process; the fallback counts its own. */
 	killed = r > (int)pids.n ? r : (int)pids.n;
