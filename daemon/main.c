@@ -26,6 +26,7 @@
 #include "memguard/log.h"
 #include "memguard/meminfo.h"
 #include "memguard/paths.h"
+#include "memguard/procstat.h"
 #include "memguard/psi.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
@@ -355,9 +356,9 @@ static bool has_cap_kill(int procfd)
 	_cleanup_free_ char *text = NULL;
 	const char *cap;
 
-	if (mg_read_file_at(procfd, "self/status", &text) < 0 || !(cap = strstr(text, "\nCapEff:")))
+	if (mg_read_file_at(procfd, "self/status", &text) < 0 || !(cap = mg_status_field(text, "CapEff")))
 		return true;
-	return strtoull(cap + strlen("\nCapEff:"), NULL, 16) & (1ull << 5);
+	return strtoull(cap, NULL, 16) & (1ull << 5);
 }
 
 /* Protect the guard itself: no paging out, never the OOM killer's choice. */

@@ -80,8 +80,8 @@ static int proc_uids(int procfd, pid_t pid, uid_t *ret_real, uid_t *ret_effectiv
 	snprintf(name, sizeof(name), "%d/status", (int)pid);
 	if ((n = mg_read_file_at(procfd, name, &text)) < 0)
 		return (int)n;
-	const char *uid = strstr(text, "\nUid:");
-	if (!uid || sscanf(uid + strlen("\nUid:"), "%u %u", &real, &eff) != 2)
+	const char *uid = mg_status_field(text, "Uid");
+	if (!uid || sscanf(uid, "%u %u", &real, &eff) != 2)
 		return -EBADMSG;
 	*ret_real = real;
 	*ret_effective = eff;

@@ -15,6 +15,7 @@
 
 #include "memguard/cgroup.h"
 #include "memguard/contract.h"
+#include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -404,12 +405,11 @@ const struct mg_protect *mg_scope_protect(const char *list, bool *ret_changed)
 /* The real uid in a /proc/PID/status text: the first number of "Uid:". */
 static int status_uid(const char *status, uid_t *ret)
 {
-	const char *line = strncmp(status, "Uid:", 4) == 0 ? status : strstr(status, "\nUid:");
+	const char *line = mg_status_field(status, "Uid");
 	char *end;
 
 	if (!line)
 		return -ENODATA;
-	line += line[0] == '\n' ? 5 : 4;
 	errno = 0;
 	unsigned long v = strtoul(line, &end, 10);
 	if (end == line || errno || v >= (uid_t)-1)

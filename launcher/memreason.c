@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -162,28 +163,19 @@ const char *mg_memory_end_words(enum mg_memory_end end)
 
 int mg_status_vmpeak_parse(const char *text, uint64_t *ret)
 {
-	const char *line = text;
+	const char *p = mg_status_field(text, "VmPeak");
+	char *end;
 
-	while (line && *line) {
-		if (strncmp(line, "VmPeak:", 7) == 0) {
-			const char *p = line + 7;
-			char *end;
-			while (*p == ' ' || *p == '\t')
-				p++;
-			if (*p < '0' || *p > '9')
-				return -EBADMSG;
-			errno = 0;
-			unsigned long long kib = strtoull(p, &end, 10);
-			if (errno || end == p || strncmp(end, " kB", 3) != 0 || kib > UINT64_MAX / 1024)
-				return -EBADMSG;
-			*ret = (uint64_t)kib * 1024;
-			return 0;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return -ENODATA;
+	if (!p)
+		return -ENODATA;
+	if (*p < '0' || *p > '9')
+		return -EBADMSG;
+	errno = 0;
+	unsigned long long kib = strtoull(p, &end, 10);
+	if (errno || end == p || strncmp(end, " kB", 3) != 0 || kib > UINT64_MAX / 1024)
+		return -EBADMSG;
+	*ret = (uint64_t)kib * 1024;
+	return 0;
 }
 
 int mg_proc_read_vmpeak(int procfd, pid_t pid, uint64_t *ret)

@@ -10,6 +10,25 @@
 
 #include "memguard/util.h"
 
+const char *mg_status_field(const char *text, const char *key)
+{
+	size_t len = strlen(key);
+	const char *line = text;
+
+	while (line && *line) {
+		if (strncmp(line, key, len) == 0 && line[len] == ':') {
+			const char *value = line + len + 1;
+			while (*value == ' ' || *value == '\t')
+				value++;
+			return value;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return NULL;
+}
+
 int mg_proc_stat_parse(const char *text, struct mg_proc *ret)
 {
 	struct mg_proc p = {0};

@@ -29,6 +29,11 @@ struct mg_proc_seen {
  * ')' ends it. Returns -EBADMSG on truncated or garbled text. */
 int mg_proc_stat_parse(const char *text, struct mg_proc *ret);
 
+/* The value of the field key ("Uid", "VmPeak") in a /proc/PID/status text: a
+ * pointer past "key:" and its blanks, up to the end of the text; NULL when no
+ * line starts with "key:". */
+const char *mg_status_field(const char *text, const char *key);
+
 /* Reads every numeric entry of procfd into a heap array sorted by pid.
  * Processes that vanish meanwhile are skipped. Returns the count, or -errno. */
 int mg_proc_scan(int procfd, struct mg_proc **ret_procs);

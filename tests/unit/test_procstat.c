@@ -663,6 +663,42 @@ static void environ_has_table(void **state)
 	}
 }
 
+static void status_field_table(void **state)
+{
+	static const char status[] = "Name:\tUid: 5 (a name that looks like a field)\n"
+	                             "Umask:\t0022\n"
+	                             "Uid:\t1000\t1001\t1000\t1000\n"
+	                             "CapEff:\t0000000000000020\n"
+	                             "VmPeak:\t   153600 kB\n"
+	                             "Cpus_allowed:\tf";
+	static const struct {
+		const char *text, *key, *want; /* want: how the value starts, NULL for none */
+	} cases[] = {
+	        {status, "Uid", "1000\t1001\t1000\t1000\n"},
+	        {status, "Name", "Uid: 5 (a name that looks like a field)\n"},
+	        {status, "CapEff", "0000000000000020\n"},
+	        {status, "VmPeak", "153600 kB\n"},
+	        {status, "Cpus_allowed", "f"},   /* the last line, without a newline */
+	        {status, "Cpus", NULL},          /* a prefix of a key is not the key */
+	        {status, "U", NULL},             /* nor of Uid or Umask */
+	        {status, "Gid", NULL},           /* absent */
+	        {"Uid:1", "Uid", "1"},           /* the first line, no blank */
+	        {"Uid:", "Uid", ""},             /* an empty value */
+	        {"", "Uid", NULL},               /* empty text */
+	        {"\n\nUid:\t7\n", "Uid", "7\n"}, /* after empty lines */
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const char *got = mg_status_field(cases[i].text, cases[i].key);
+		if (!cases[i].want)
+			assert_null(got);
+		else {
+			assert_non_null(got);
+			assert_memory_equal(got, cases[i].want, strlen(cases[i].want));
+		}
+	}
+}
+
 static void environ_find_value(void **state)
 {
 	static const char block[] = "A=1\0B=\0C=x=y\0";
@@ -740,6 +776,7 @@ int main(void)
 	        cmocka_unit_test(environ_task_table),
 	        cmocka_unit_test(environ_has_table),
 	        cmocka_unit_test(environ_find_value),
+	        cmocka_unit_test(status_field_table),
 	        cmocka_unit_test(read_task_tag_fake_proc),
 	        cmocka_unit_test(root_of_empty_scan_result),
 	};
