@@ -260,6 +260,7 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 	int len = snprintf(reason, sizeof(reason),
 	                   "%s; its process %d (%s) has the highest OOM score there (%d)", why, (int)os.pid,
 	                   os.comm, os.worst.oom_score);
+	size_t used = len < 0 ? 0 : (size_t)len < sizeof(reason) ? (size_t)len : sizeof(reason) - 1;
 	struct mg_kill_record rec = {
 	        .path = os.cgroup,
 	        .current = os.worst.rss,
@@ -273,7 +274,7 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 			_cleanup_close_ int fd = mg_cg_open(d->mountfd, group);
 			if (fd >= 0)
 				(void)mg_cg_read_u64(fd, "memory.current", &rec.current);
-			snprintf(reason + len, sizeof(reason) - (size_t)len,
+			snprintf(reason + used, sizeof(reason) - used,
 			         ", and %s, which sets memory.oom.group, dies whole as with the kernel",
 			         group);
 			rec.path = group;
@@ -281,7 +282,7 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 			return r < 0 ? r : 1;
 		}
 		snprintf(
-		        reason + len, sizeof(reason) - (size_t)len,
+		        reason + used, sizeof(reason) - used,
 		        " (%s sets memory.oom.group but holds what memguardd never kills: this process only)",
 		        group);
 	}
