@@ -343,6 +343,8 @@ write_meta() {
 	git=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	dirty=$(git -C "$top" status --porcelain 2>/dev/null | grep -c . || true)
 	ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none; }
+	# The daemon's extra config lines, inside a JSON string: one line of results.jsonl.
+	json_escape() { local v=${1//\\/\\\\}; v=${v//\"/\\\"}; printf '%s' "${v//$'\n'/\\n}"; }
 	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s"}\n' \
 		"$run_id" "$(date -u +%FT%TZ)" "$( ((smoke)) && echo true || echo false)" "$reps" "$cpu" "$(nproc)" \
 		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$(cut -d' ' -f1-3 /proc/loadavg)" \
@@ -350,7 +352,7 @@ write_meta() {
 		"${parts% }" "$git" "$dirty" "$(ver earlyoom)" "$(ver nohang)" \
 		"$(ver pypy3)" "$BENCH_CHURN_LIVE" "$BENCH_CHURN_SECONDS" \
 		"$( ((smoke)) && echo "$smoke_work" || echo "$BENCH_WORK_SECONDS")" \
-		"${MEMGUARD_BENCH_DAEMON_CONF:-}" >>"$run_dir/results.jsonl"
+		"$(json_escape "${MEMGUARD_BENCH_DAEMON_CONF:-}")" >>"$run_dir/results.jsonl"
 }
 
 # --- main ----------------------------------------------------------------------------------------
