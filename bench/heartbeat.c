@@ -4,7 +4,9 @@
  * /proc/loadavg as a node daemon would, and records how late each wake-up was.
  * A wake-up that is late by more than a period skips the beats it missed, so
  * one long stall counts once. Writes a JSON summary to OUT.json every second
- * (so a kill leaves the last one behind) and when SIGTERM or SIGINT arrives:
+ * (so a kill leaves the last one behind) and when SIGTERM or SIGINT arrives,
+ * from a thread of its own (bgwrite.h), so a slow share delays the file, not
+ * the beat:
  *   {"period_ms":100,"wakes":N,"max_late_ms":X,"late_over_100ms":A,
  *    "late_over_1s":B,"late_over_10s":C,"missed":M,"final":true} */
 #include <errno.h>
@@ -14,6 +16,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "bgwrite.h"
 
 static volatile sig_atomic_t stop;
 
@@ -38,22 +42,17 @@ struct stats {
 	long long max_late_ns;
 };
 
-static void dump(const char *path, const struct stats *s, int final)
+static void dump(struct bgwrite *w, const struct stats *s, bool final)
 {
-	char tmp[4096];
-	FILE *f;
+	FILE *f = bgwrite_begin(w);
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return;
-	fprintf(f,
-	        "{\"period_ms\":%ld,\"wakes\":%ld,\"max_late_ms\":%.1f,\"late_over_100ms\":%ld,"
-	        "\"late_over_1s\":%ld,\"late_over_10s\":%ld,\"missed\":%ld,\"final\":%s}\n",
-	        s->period_ms, s->wakes, (double)s->max_late_ns / 1e6, s->over_100ms, s->over_1s, s->over_10s,
-	        s->missed, final ? "true" : "false");
-	if (fclose(f) == 0)
-		rename(tmp, path);
+	if (f)
+		fprintf(f,
+		        "{\"period_ms\":%ld,\"wakes\":%ld,\"max_late_ms\":%.1f,\"late_over_100ms\":%ld,"
+		        "\"late_over_1s\":%ld,\"late_over_10s\":%ld,\"missed\":%ld,\"final\":%s}\n",
+		        s->period_ms, s->wakes, (double)s->max_late_ns / 1e6, s->over_100ms, s->over_1s,
+		        s->over_10s, s->missed, final ? "true" : "false");
+	bgwrite_commit(w, f, final);
 }
 
 static void touch_proc(void)
@@ -72,6 +71,7 @@ int main(int argc, char **argv)
 {
 	struct stats s = {.period_ms = argc > 2 ? atol(argv[2]) : 100};
 	struct sigaction sa = {.sa_handler = on_signal};
+	static struct bgwrite out;
 	struct timespec now, next;
 	long long period, last_dump;
 
@@ -85,7 +85,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	last_dump = ns(&now);
 	next = ts(ns(&now) + period);
-	dump(argv[1], &s, 0);
+	bgwrite_start(&out, argv[1]);
+	dump(&out, &s, false);
 	while (!stop) {
 		int r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		if (r == EINTR)
@@ -106,10 +107,10 @@ int main(int argc, char **argv)
 		}
 		next = ts(n);
 		if (ns(&now) - last_dump >= 1000000000LL) {
-			dump(argv[1], &s, 0);
+			dump(&out, &s, false);
 			last_dump = ns(&now);
 		}
 	}
-	dump(argv[1], &s, 1);
+	dump(&out, &s, true);
 	return 0;
 }

@@ -149,7 +149,7 @@ build_all() {
 	mkdir -p "$bin"
 	local c
 	for c in heartbeat sampler spawn worker; do
-		cc -O2 -Wall -Wextra -o "$bin/$c" "$here/$c.c"
+		cc -O2 -Wall -Wextra -pthread -o "$bin/$c" "$here/$c.c"
 	done
 	# Thousands of copies of it sleep in the scale guest: static, so each maps only its own few pages.
 	cc -O2 -Wall -Wextra -static -o "$bin/sleepers" "$here/sleepers.c"

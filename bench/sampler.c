@@ -14,7 +14,8 @@
  * and the most it held. For the node: the lowest MemAvailable, and the first
  * sample at which MemAvailable < MemTotal / 10 (pressure onset, earlyoom's
  * default line; mem_available_low_ms, 0 when never). Writes JSON to OUT.json
- * every second, and after one last sample on SIGTERM. */
+ * every second, and after one last sample on SIGTERM, from a thread of its own
+ * (bgwrite.h), so a slow share does not leave gaps between samples. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "bgwrite.h"
 
 #define SLOTS 65536 /* pid cache, open addressing */
 #define PF_KTHREAD 0x00200000u
@@ -128,28 +131,25 @@ static int classify(int pid, const char *tag_entry)
 	return tagged ? task : -1;
 }
 
-static void dump(const char *path, const struct task *t, int ntasks, long long share_kib, long long start,
+static void dump(struct bgwrite *w, const struct task *t, int ntasks, long long share_kib, long long start,
                  long long avail_min_kib, long long avail_low_ms, long long worst_scan_ms, unsigned samples,
-                 int final)
+                 bool final)
 {
-	char tmp[4096];
-	FILE *f;
+	FILE *f = bgwrite_begin(w);
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return;
-	fprintf(f,
-	        "{\"start_ms\":%lld,\"share_kib\":%lld,\"samples\":%u,\"worst_scan_ms\":%lld,"
-	        "\"mem_available_min_kib\":%lld,\"mem_available_low_ms\":%lld,\"final\":%s,\"tasks\":[",
-	        start, share_kib, samples, worst_scan_ms, avail_min_kib, avail_low_ms,
-	        final ? "true" : "false");
-	for (int i = 0; i < ntasks; i++)
-		fprintf(f, "%s[%lld,%lld,%lld,%ld,%ld]", i ? "," : "", t[i].first, t[i].onset, t[i].gone,
-		        t[i].max_kib, t[i].max_procs);
-	fputs("]}\n", f);
-	if (fclose(f) == 0)
-		rename(tmp, path);
+	if (f) {
+		fprintf(f,
+		        "{\"start_ms\":%lld,\"share_kib\":%lld,\"samples\":%u,\"worst_scan_ms\":%lld,"
+		        "\"mem_available_min_kib\":%lld,\"mem_available_low_ms\":%lld,\"final\":%s,\"tasks\":"
+		        "[",
+		        start, share_kib, samples, worst_scan_ms, avail_min_kib, avail_low_ms,
+		        final ? "true" : "false");
+		for (int i = 0; i < ntasks; i++)
+			fprintf(f, "%s[%lld,%lld,%lld,%ld,%ld]", i ? "," : "", t[i].first, t[i].onset,
+			        t[i].gone, t[i].max_kib, t[i].max_procs);
+		fputs("]}\n", f);
+	}
+	bgwrite_commit(w, f, final);
 }
 
 /* MemAvailable, and MemTotal into *total_kib, from one read: -1 when unreadable. */
@@ -171,6 +171,7 @@ int main(int argc, char **argv)
 	char tag_entry[256], path[64], buf[1024];
 	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
 	long long interval, share_kib, start, last_dump = 0, worst_scan = 0, avail_min = -1, low_at = 0;
+	static struct bgwrite out;
 	unsigned samples = 0;
 	int ntasks;
 
@@ -190,6 +191,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	start = now_ms(CLOCK_REALTIME);
+	bgwrite_start(&out, argv[4]);
 
 	for (;;) {
 		int last = stop; /* after SIGTERM: one more sample, so the end is seen */
@@ -271,7 +273,8 @@ int main(int argc, char **argv)
 		if (took > worst_scan)
 			worst_scan = took;
 		if (now - last_dump >= 1000) {
-			dump(argv[4], t, ntasks, share_kib, start, avail_min, low_at, worst_scan, samples, 0);
+			dump(&out, t, ntasks, share_kib, start, avail_min, low_at, worst_scan, samples,
+			     false);
 			last_dump = now;
 		}
 		if (last)
@@ -285,6 +288,6 @@ int main(int argc, char **argv)
 		while (!stop && nanosleep(&d, &d) < 0 && errno == EINTR)
 			;
 	}
-	dump(argv[4], t, ntasks, share_kib, start, avail_min, low_at, worst_scan, samples, 1);
+	dump(&out, t, ntasks, share_kib, start, avail_min, low_at, worst_scan, samples, true);
 	return 0;
 }
