@@ -54,9 +54,14 @@ progress=$run_dir/progress
 # The driver must survive whatever the cells do; everything it starts gets the default score back.
 echo -1000 >/proc/self/oom_score_adj
 
-# The daemon's log and memguardd's kill log live in the share, so they survive a hung guest.
+# What the cell's programs write goes to the guest's tmpfs and is copied to the share after each cell:
+# under load a file operation on the 9p share can take seconds (the host serves it on the cores that
+# run the guest's CPUs), and a daemon or launcher blocked on its log would measure the harness, not
+# the node. Only the heartbeat and the sampler write to the share while a cell runs, from threads
+# of their own, so that a hung guest leaves their records behind.
 boot=$(date +%s)-$$
-kill_log=$run_dir/raw/memguardd-kills-$boot.jsonl
+kill_log=$state/memguardd-kills.jsonl
+kill_log_share=$run_dir/raw/memguardd-kills-$boot.jsonl
 write_memguard_conf "$state/memguard.conf" "$kill_log"
 : >"$kill_log"
 
@@ -99,7 +104,8 @@ kill_tagged() {
 # --- the variant's daemon -------------------------------------------------------------------------
 
 daemon_pid=
-daemon_log=$run_dir/raw/daemon-$boot.log
+daemon_log=$state/daemon.log
+daemon_log_share=$run_dir/raw/daemon-$boot.log
 daemon_restarts=0
 : >"$daemon_log"
 
@@ -201,9 +207,9 @@ collect_statuses() {
 run_cell() {
 	local variant=$1 rep=$2 scen=$3
 	local id=$variant-r$rep-$scen
-	local dir=$run_dir/raw/$id
-	rm -rf "$dir"
-	mkdir -p "$dir"
+	local dir=$state/cell share_dir=$run_dir/raw/$id
+	rm -rf "$dir" "$share_dir"
+	mkdir -p "$dir" "$share_dir"
 	scenario "$scen" "$bin" "$memhog" "$churn" || { echo "guest: no scenario $scen" >&2; return 1; }
 	if [[ -n $max_deadline ]] && ((S_DEADLINE > max_deadline)); then
 		S_DEADLINE=$max_deadline
@@ -220,9 +226,9 @@ run_cell() {
 	dmesg -C
 	echo "start $id $S_DEADLINE" >>"$progress"
 
-	"$bin/sampler" "$id" "$S_N" "$share_kib" "$dir/sampler.json" &
+	"$bin/sampler" "$id" "$S_N" "$share_kib" "$share_dir/sampler.json" &
 	local sampler=$!
-	(echo 0 >/proc/self/oom_score_adj && exec "$bin/heartbeat" "$dir/heartbeat.json") &
+	(echo 0 >/proc/self/oom_score_adj && exec "$bin/heartbeat" "$share_dir/heartbeat.json") &
 	local heartbeat=$!
 	sleep 1
 
@@ -297,6 +303,10 @@ run_cell() {
 	wait "$sampler" || true
 	$hb_killed || ((hb_status == 0)) || hb_killed=true
 
+	cp -a "$dir/." "$share_dir/"
+	cp "$daemon_log" "$daemon_log_share"
+	cp "$kill_log" "$kill_log_share"
+	dir=$share_dir
 	dmesg >"$dir/dmesg"
 	local oom_kills
 	# Processes the kernel killed (memory.oom.group logs the victim twice).
@@ -349,4 +359,5 @@ for cell in "$@"; do
 	run_cell "$variant" "$rep" "$scen"
 done
 stop_daemon
+cp "$daemon_log" "$daemon_log_share"
 clean_guest
