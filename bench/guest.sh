@@ -21,18 +21,20 @@ top=$(cd "$here/.." && pwd)
 . "$here/daemons.sh"
 
 usage() {
-	echo "usage: guest.sh [-b BUILD_DIR] [-B BENCH_BIN_DIR] [-w WORK_SECONDS] [-d MAX_DEADLINE] RUN_DIR VARIANT:REP:SCENARIO..." >&2
+	echo "usage: guest.sh [-b BUILD_DIR] [-B BENCH_BIN_DIR] [-w WORK_SECONDS] [-d MAX_DEADLINE] [-p] RUN_DIR VARIANT:REP:SCENARIO..." >&2
 	exit 2
 }
 build=$top/build-bench/build
 bin=$top/build-bench/bin
 max_deadline=
-while getopts b:B:w:d: opt; do
+probe=0
+while getopts b:B:w:d:p opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	B) bin=$OPTARG ;;
 	w) BENCH_WORK_SECONDS=$OPTARG ;; # read by scenario()
 	d) max_deadline=$OPTARG ;;
+	p) probe=1 ;; # run.sh --probe
 	*) usage ;;
 	esac
 done
@@ -230,6 +232,13 @@ run_cell() {
 	local sampler=$!
 	(echo 0 >/proc/self/oom_score_adj && exec "$bin/heartbeat" "$share_dir/heartbeat.json") &
 	local heartbeat=$!
+	local probe_pid='' perf_pid=''
+	if ((probe)); then
+		"$bin/stallprobe" "$heartbeat" "$dir/stallprobe.txt" &
+		probe_pid=$!
+		perf record -q -a -F 199 -k realtime -o "$state/perf.data" 2>"$dir/perf.err" &
+		perf_pid=$!
+	fi
 	sleep 1
 
 	local launcher=()
@@ -296,6 +305,11 @@ run_cell() {
 	fi
 	sleep 1 # the sampler sees the end
 
+	if [[ -n $probe_pid ]]; then
+		kill -INT "$perf_pid" 2>/dev/null || true
+		kill -TERM "$probe_pid" 2>/dev/null || true
+		wait "$perf_pid" "$probe_pid" || true
+	fi
 	local hb_killed=false hb_status=0
 	kill -0 "$heartbeat" 2>/dev/null || hb_killed=true
 	kill -TERM "$heartbeat" "$sampler" 2>/dev/null || true
@@ -306,6 +320,10 @@ run_cell() {
 	cp -a "$dir/." "$share_dir/"
 	cp "$daemon_log" "$daemon_log_share"
 	cp "$kill_log" "$kill_log_share"
+	if [[ -n $perf_pid ]]; then
+		perf script -i "$state/perf.data" -F time,cpu,comm,pid,sym >"$share_dir/perf.txt" 2>>"$share_dir/perf.err" || true
+		rm -f "$state/perf.data"
+	fi
 	dir=$share_dir
 	dmesg >"$dir/dmesg"
 	local oom_kills

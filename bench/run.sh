@@ -31,6 +31,9 @@ usage() {
 		  --live "MIB..."      live sizes for --calibrate (default "72 80 88 96")
 		  --out DIR            build and result directory (default build-bench/ in the repo)
 		  --no-render          do not write the report
+		  --probe              diagnose late heartbeats: bench/stallprobe.c follows each cell's heartbeat
+		                       and perf samples the guest's CPUs (raw/CELL/stallprobe.txt, perf.txt); it
+		                       adds a real-time process and perf's load, so keep such a run out of the tables
 		  --doc FILE           where the report goes (default docs/benchmarks.md; --smoke: the run dir)
 	EOF
 	exit 2
@@ -44,6 +47,7 @@ top=$(cd "$here/.." && pwd -P)
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
 live="72 80 88 96" out=$top/build-bench render=1 doc='' cells=1 idle_mem="1024 8192"
 scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 scale_share=none only=
+probe=0
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in
@@ -66,6 +70,7 @@ while (($#)); do
 	--calibrate) calibrate=1; shift ;;
 	--live) live=${2:-}; shift 2 || usage ;;
 	--out) out=${2:-}; shift 2 || usage ;;
+	--probe) probe=1; shift ;;
 	--no-render) render=0; shift ;;
 	--doc) doc=${2:-}; shift 2 || usage ;;
 	*) usage ;;
@@ -148,7 +153,7 @@ build_all() {
 	cmake --build "$build" -j2 >>"$out/cmake.log" 2>&1 || { tail -n 40 "$out/cmake.log" >&2; exit 1; }
 	mkdir -p "$bin"
 	local c
-	for c in heartbeat sampler spawn worker; do
+	for c in heartbeat sampler spawn worker stallprobe; do
 		cc -O2 -Wall -Wextra -pthread -o "$bin/$c" "$here/$c.c"
 	done
 	# Thousands of copies of it sleep in the scale guest: static, so each maps only its own few pages.
@@ -201,6 +206,7 @@ run_group() {
 	done
 	local gargs=(-b "$build" -B "$bin")
 	((smoke)) && gargs+=(-w "$smoke_work" -d "$smoke_deadline")
+	((probe)) && gargs+=(-p)
 	: >"$run_dir/progress"
 	"$vm" --timeout "$total" -- "$here/guest.sh" "${gargs[@]}" "$run_dir" "${cells[@]}" \
 		>>"$run_dir/console.log" 2>&1 &
