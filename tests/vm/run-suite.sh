@@ -69,7 +69,9 @@ if ((!direct)); then
 	# Enough for every test to hit its timeout, plus the boot.
 	vm_timeout=${vm_timeout:-$((120 + ${#tests[@]} * (test_timeout + 15)))}
 	rc=0
-	"$script_dir/vm.sh" "${vm_args[@]}" --timeout "$vm_timeout" -- \
+	# Warnings reach the console log too: a test that hangs the kernel then leaves its stack trace
+	# (soft lockups, RCU stalls) in what vm.sh shows, not only the one-line BUG.
+	MEMGUARD_VM_KARGS="loglevel=5 ${MEMGUARD_VM_KARGS:-}" "$script_dir/vm.sh" "${vm_args[@]}" --timeout "$vm_timeout" -- \
 		"$script_dir/run-suite.sh" --direct --test-timeout "$test_timeout" -- "${tests[@]}" || rc=$?
 	# vm.sh already said why when the guest hung or crashed (124, 125): no summary came from the guest.
 	((rc != 124 && rc != 125)) || echo "run-suite: the guest hung or crashed before the suite finished" >&2

@@ -258,5 +258,5 @@ else
 	rc=125
 fi
 echo "vm: last lines of the guest console:" >&2
-tail -n 40 "$ctl/console.log" >&2 2>/dev/null || true
+tail -n 80 "$ctl/console.log" >&2 2>/dev/null || true
 exit "$rc"
