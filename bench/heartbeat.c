@@ -18,14 +18,7 @@
 #include <unistd.h>
 
 #include "bgwrite.h"
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
+#include "probe.h"
 
 static long long ns(const struct timespec *t)
 {
@@ -70,7 +63,6 @@ static void touch_proc(void)
 int main(int argc, char **argv)
 {
 	struct stats s = {.period_ms = argc > 2 ? atol(argv[2]) : 100};
-	struct sigaction sa = {.sa_handler = on_signal};
 	static struct bgwrite out;
 	struct timespec now, next;
 	long long period, last_dump;
@@ -80,8 +72,7 @@ int main(int argc, char **argv)
 		return 64;
 	}
 	period = s.period_ms * 1000000LL;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	catch_stop_signals();
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	last_dump = ns(&now);
 	next = ts(ns(&now) + period);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "bgwrite.h"
+#include "probe.h"
 
 #define SLOTS 65536 /* pid cache, open addressing */
 #define PF_KTHREAD 0x00200000u
@@ -46,22 +47,12 @@ struct task {
 	long kib, procs; /* this sample */
 };
 
-static volatile sig_atomic_t stop;
 static struct slot *cache, *spare;
 static unsigned tick;
 
-static void on_signal(int sig)
+static long long now_ms(clockid_t clock)
 {
-	(void)sig;
-	stop = 1;
-}
-
-static long long now_ms(int clock)
-{
-	struct timespec t;
-
-	clock_gettime(clock, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return now_ns(clock) / 1000000;
 }
 
 static ssize_t read_file(const char *path, char *buf, size_t size)
@@ -167,7 +158,6 @@ static long long mem_available_kib(long long *total_kib)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
 	char tag_entry[256], path[64], buf[1024];
 	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
 	long long interval, share_kib, start, last_dump = 0, worst_scan = 0, avail_min = -1, low_at = 0;
@@ -188,8 +178,7 @@ int main(int argc, char **argv)
 	spare = calloc(SLOTS, sizeof(*spare));
 	if (ntasks <= 0 || !t || !cache || !spare)
 		return 64;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	catch_stop_signals();
 	start = now_ms(CLOCK_REALTIME);
 	bgwrite_start(&out, argv[4]);
 

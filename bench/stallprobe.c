@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 #define MAX_EP 256
 
 struct episode {
@@ -31,23 +33,8 @@ struct episode {
 	int later_taken;
 };
 
-static volatile sig_atomic_t stop;
 static struct episode ep[MAX_EP];
 static int nep;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static long long now_ns(clockid_t c)
-{
-	struct timespec t;
-
-	clock_gettime(c, &t);
-	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 static int slurp(const char *path, char *buf, size_t size)
 {
@@ -76,7 +63,6 @@ int main(int argc, char **argv)
 	char p_stat[64], p_wchan[64], p_sched[64], p_stack[64], buf[4096], home_wchan[64] = "";
 	long period_ms = argc > 3 ? atol(argv[3]) : 20;
 	struct sched_param sp = {.sched_priority = 10};
-	struct sigaction sa = {.sa_handler = on_signal};
 	long long period, next, max_late = 0, open_start = 0;
 	unsigned long long run0 = 0, wait0 = 0;
 	struct episode cur = {0};
@@ -91,8 +77,7 @@ int main(int argc, char **argv)
 		perror("stallprobe: mlockall");
 	if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
 		perror("stallprobe: SCHED_FIFO");
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	catch_stop_signals();
 	snprintf(p_stat, sizeof(p_stat), "/proc/%s/stat", argv[1]);
 	snprintf(p_wchan, sizeof(p_wchan), "/proc/%s/wchan", argv[1]);
 	snprintf(p_sched, sizeof(p_sched), "/proc/%s/schedstat", argv[1]);
