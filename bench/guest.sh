@@ -324,18 +324,17 @@ run_cell() {
 		perf script -i "$state/perf.data" -F time,cpu,comm,pid,sym >"$share_dir/perf.txt" 2>>"$share_dir/perf.err" || true
 		rm -f "$state/perf.data"
 	fi
-	dir=$share_dir
-	dmesg >"$dir/dmesg"
+	dmesg >"$share_dir/dmesg"
 	local oom_kills
 	# Processes the kernel killed (memory.oom.group logs the victim twice).
-	oom_kills=$(grep -o 'Killed process [0-9]*' "$dir/dmesg" | sort -u | grep -c . || true)
-	tail -c +"$((log_off + 1))" "$daemon_log" >"$dir/daemon.log"
-	tail -c +"$((kill_off + 1))" "$kill_log" >"$dir/memguardd-kills.jsonl"
+	oom_kills=$(grep -o 'Killed process [0-9]*' "$share_dir/dmesg" | sort -u | grep -c . || true)
+	tail -c +"$((log_off + 1))" "$daemon_log" >"$share_dir/daemon.log"
+	tail -c +"$((kill_off + 1))" "$kill_log" >"$share_dir/memguardd-kills.jsonl"
 	local daemon_kills=0
 	case $variant in
-	earlyoom) daemon_kills=$(grep -c 'sending SIG' "$dir/daemon.log" || true) ;;
-	nohang) daemon_kills=$(grep -c 'Sending SIG[A-Z]* to the victim' "$dir/daemon.log" || true) ;;
-	elastic) daemon_kills=$(grep -c . "$dir/memguardd-kills.jsonl" || true) ;;
+	earlyoom) daemon_kills=$(grep -c 'sending SIG' "$share_dir/daemon.log" || true) ;;
+	nohang) daemon_kills=$(grep -c 'Sending SIG[A-Z]* to the victim' "$share_dir/daemon.log" || true) ;;
+	elastic) daemon_kills=$(grep -c . "$share_dir/memguardd-kills.jsonl" || true) ;;
 	esac
 	local daemon_alive=null
 	if [[ -n $daemon_pid ]]; then
@@ -343,9 +342,9 @@ run_cell() {
 		kill -0 "$daemon_pid" 2>/dev/null || daemon_alive=false
 	fi
 	local statuses hb samp params=
-	statuses=$(collect_statuses "$variant" "$dir" "$S_N")
-	hb=$(head -n 1 "$dir/heartbeat.json" 2>/dev/null || true)
-	samp=$(head -n 1 "$dir/sampler.json" 2>/dev/null || true)
+	statuses=$(collect_statuses "$variant" "$share_dir" "$S_N")
+	hb=$(head -n 1 "$share_dir/heartbeat.json" 2>/dev/null || true)
+	samp=$(head -n 1 "$share_dir/sampler.json" 2>/dev/null || true)
 	local a template=
 	for a in "${S_TEMPLATE[@]}"; do
 		template+=${template:+,}$(json_str "$a")
