@@ -32,10 +32,7 @@ procs() { cat "$top/$1"/*/cgroup.procs | wc -l; }
 started() { [ "$(procs "$1")" -eq 4 ]; }
 emptied() { [ "$(procs "$1")" -eq 0 ]; }
 killed_in() { grep -q "\"cgroup\":\"mgoomgroup/$1" "$work/kills.jsonl" 2>/dev/null; }
-# The kernel's log since this test began: earlier tests in the guest leave their own OOM kills there.
-marker="memguard test: daemon_oom_group.sh $$ begins"
-echo "$marker" >/dev/kmsg
-kernel_kills() { dmesg | sed -n "/$marker/,\$p" | grep -i "killed process" || true; }
+mark_kernel_log
 why_not() {
 	sed 's/^/    /' "$work/daemon.log"
 	kernel_kills | sed 's/^/    /'

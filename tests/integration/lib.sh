@@ -59,6 +59,16 @@ wait_for() {
 	done
 }
 
+# mark_kernel_log: a line in the kernel's log that kernel_kills reads from: earlier tests in the guest
+# leave their own OOM kills there.
+kernel_marks=0
+mark_kernel_log() {
+	kernel_mark="memguard test: $(basename "$0") $$ mark $((++kernel_marks))"
+	echo "$kernel_mark" >/dev/kmsg
+}
+# kernel_kills: the processes the kernel's OOM killer killed since mark_kernel_log.
+kernel_kills() { dmesg | sed -n "/${kernel_mark:?mark_kernel_log first}/,\$p" | grep -i "killed process" || true; }
+
 # alive PID: the process exists and is not a zombie (no fork: TCG is slow).
 alive() {
 	local stat
