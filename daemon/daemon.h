@@ -22,19 +22,14 @@
 #define RESCAN_USEC (60 * 1000000ull)
 /* Timer slack: the poll interval is at least 100 ms. */
 #define TIMER_ACCURACY_USEC 10000ull
-/* Descriptors kept free of PSI triggers: reading the tree, the placement
- * service and the journal need them; without them every read would fail. */
-#define FD_RESERVE 256
 /* Placed runs one ordinary user may have at once. */
 #define PLACE_MAX_RUNS_PER_UID 32
 
 struct watched {
 	struct mg_scope_entry e;
-	int trigger_fd;
-	sd_event_source *src;
 	bool seen;
 	bool throttled;             /* its memory.high is lowered: undo when memory is back */
-	bool pushed;                /* its PSI trigger fired since: it stalls against that limit */
+	bool pushed;                /* the fence throttles what reclaim cannot give back */
 	bool kill_failed;           /* a kill failed: pass it over, so the next worst can go */
 	int fence_wd;               /* inotify watch on its memory.events while fenced, else -1 */
 	uint64_t fence_high_events; /* memory.events "high" when the fence was set */
@@ -50,10 +45,7 @@ struct daemon {
 	sd_event *event;
 	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
 	int inotify_fd;
-	int fence_fd;         /* inotify on the fenced cgroups' memory.events */
-	size_t ntriggers;     /* guarded cgroups' PSI triggers armed (each an fd) */
-	size_t max_triggers;  /* RLIMIT_NOFILE less FD_RESERVE */
-	bool triggers_capped; /* said that some are not armed */
+	int fence_fd; /* inotify on the fenced cgroups' memory.events */
 	sd_event_source *fence_src;
 	int node_trigger_fd;
 	struct watched *w; /* grown by watch_slot() */
@@ -77,11 +69,9 @@ struct daemon {
 /* Decides and acts on the node's state now (main.c); triggers call it. */
 int daemon_evaluate(struct daemon *d);
 
-/* The guard list (guards.c). guards_rescan finds the guarded cgroups, arms a
- * trigger on each new one and forgets the gone; guards_watch_parents sets
- * inotify watches on every directory a guarded cgroup could appear in. */
-void guards_unwatch(struct daemon *d, struct watched *w);
-void guards_arm_trigger(struct daemon *d, struct watched *w);
+/* The guard list (guards.c). guards_rescan finds the guarded cgroups and
+ * forgets the gone; guards_watch_parents sets inotify watches on every
+ * directory a guarded cgroup could appear in. */
 void guards_rescan(struct daemon *d);
 /* Reads the numbers of the cgroups already guarded (memory.current, the
  * share), forgetting the gone: what a decision needs, without the globs.

@@ -54,7 +54,7 @@ struct mg_daemon_metrics {
 	uint64_t last_freed_usec; /* decision to kill done, of the latest kill; 0: none yet */
 	uint64_t mem_available;   /* at the latest decision */
 	size_t guarded, fenced;
-	bool degraded;          /* a guarded cgroup has no PSI trigger */
+	bool degraded;          /* a fenced cgroup's memory.events is not watched */
 	uint64_t written_usec;  /* monotonic, the last write (or attempt); 0: never */
 	int write_error;        /* of the last attempt, so a failure is said once */
 	struct mg_metrics text; /* kept between writes: no allocation after the first */

@@ -1,5 +1,8 @@
 /* memguardd's guard list: which cgroups it may act on, found by globs and
- * inotify, each with a PSI trigger of its own. */
+ * inotify. A guarded cgroup gets no PSI trigger of its own: the launcher may
+ * remove it while the trigger is being written, and Debian 12's kernel then
+ * leaks the trigger (its psimon thread polls a freed cgroup). The node's
+ * trigger sees the node's stalls; a fenced cgroup's memory.events, its own. */
 #include <errno.h>
 #include <glob.h>
 #include <inttypes.h>
@@ -14,62 +17,8 @@
 #include "memguard/cgroup.h"
 #include "memguard/event.h"
 #include "memguard/log.h"
-#include "memguard/psi.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
-
-void guards_unwatch(struct daemon *d, struct watched *w)
-{
-	sd_event_source_disable_unref(w->src);
-	w->src = NULL;
-	if (w->trigger_fd >= 0) {
-		close(w->trigger_fd);
-		d->ntriggers--;
-	}
-	w->trigger_fd = -1;
-}
-
-static int on_cgroup_trigger(sd_event_source *src, int fd, uint32_t revents, void *userdata)
-{
-	struct daemon *d = userdata;
-
-	if (revents & EPOLLERR) {
-		/* The cgroup is gone; the next rescan forgets it. */
-		sd_event_source_set_enabled(src, SD_EVENT_OFF);
-		return 0;
-	}
-	for (size_t i = 0; i < d->nw; i++)
-		if (d->w[i].trigger_fd == fd)
-			d->w[i].pushed = d->w[i].throttled;
-	d->trigger_fired = true;
-	return daemon_evaluate(d);
-}
-
-void guards_arm_trigger(struct daemon *d, struct watched *w)
-{
-	_cleanup_close_ int cg = -1;
-
-	/* Each trigger is a descriptor: past the limit the cgroup is still
-	 * guarded, through the node's trigger and the poll. */
-	if (d->ntriggers >= d->max_triggers) {
-		if (!d->triggers_capped)
-			log_warn("guard: more guarded cgroups than descriptors for their PSI triggers "
-			         "(%zu armed, RLIMIT_NOFILE less %d): the rest are judged by the node's",
-			         d->ntriggers, FD_RESERVE);
-		d->triggers_capped = true;
-		return;
-	}
-	if ((cg = mg_cg_open(d->mountfd, w->e.path)) >= 0)
-		w->trigger_fd = mg_psi_trigger_open(cg, "memory.pressure", MG_PSI_SOME,
-		                                    d->cfg.trigger_stall_usec, d->cfg.trigger_window_usec);
-	if (w->trigger_fd >= 0)
-		d->ntriggers++;
-	if (w->trigger_fd >= 0 &&
-	    sd_event_add_io(d->event, &w->src, w->trigger_fd, EPOLLPRI, on_cgroup_trigger, d) < 0)
-		guards_unwatch(d, w);
-	log_debug("guarding cgroup %s (PSI trigger %s)", w->e.path,
-	          w->trigger_fd >= 0 ? "armed" : "not armed");
-}
 
 /* Room for one more watched cgroup: the list grows on demand up to MAX_GUARDED. */
 static struct watched *watch_slot(struct daemon *d)
@@ -133,7 +82,6 @@ static void forget_unseen(struct daemon *d)
 			d->w[kept].e.snap.path = d->w[kept].e.path; /* it moved */
 			kept++;
 		} else {
-			guards_unwatch(d, &d->w[i]);
 			guards_unwatch_fence(d, &d->w[i]);
 		}
 	}
@@ -153,7 +101,7 @@ static void watch_until_populated(struct daemon *d, const char *path)
 	(void)inotify_add_watch(d->inotify_fd, file, IN_MODIFY);
 }
 
-/* Finds the guarded cgroups, arms a trigger on each new one, forgets the gone. */
+/* Finds the guarded cgroups and forgets the gone. */
 void guards_rescan(struct daemon *d)
 {
 	static struct mg_scope_list cands;
@@ -196,11 +144,11 @@ void guards_rescan(struct daemon *d)
 				log_warn("guard: no memory for cgroup %s: not guarded", path);
 				continue;
 			}
-			*w = (struct watched){.trigger_fd = -1, .fence_wd = -1};
+			*w = (struct watched){.fence_wd = -1};
 			snprintf(w->e.path, sizeof(w->e.path), "%s", path);
 			/* A previous daemon may have fenced it. */
 			w->throttled = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
-			guards_arm_trigger(d, w);
+			log_debug("guarding cgroup %s%s", w->e.path, w->throttled ? " (fenced)" : "");
 			if (w->throttled)
 				guards_watch_fence(d, w);
 		}
@@ -293,7 +241,7 @@ void guards_watch_fence(struct daemon *d, struct watched *w)
 	w->fence_high_events = ev.high;
 	w->fence_wd = inotify_add_watch(d->fence_fd, file, IN_MODIFY);
 	if (w->fence_wd < 0)
-		mg_log_errno(LOG_WARNING, -errno, "watch %s: %m; the fence is judged by its PSI trigger only",
+		mg_log_errno(LOG_WARNING, -errno, "watch %s: %m; its fence holds until memory is very short",
 		             file);
 }
 
@@ -313,6 +261,7 @@ static bool probe_fence(struct daemon *d, const struct watched *w, struct mg_fen
 	*ret = (struct mg_fence_probe){.high_events_at_fence = w->fence_high_events};
 	if (cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0 ||
 	    mg_cg_read_key(cg, "memory.stat", "anon", &ret->anon) < 0 ||
+	    mg_cg_read_key(cg, "memory.stat", "shmem", &ret->shmem) < 0 ||
 	    mg_cg_read_u64(cg, "memory.high", &ret->fence) < 0)
 		return false;
 	ret->high_events = ev.high;
@@ -340,9 +289,10 @@ int guards_on_fence_event(sd_event_source *src, int fd, uint32_t revents, void *
 				/* Debug only: the kill's reason says it, and nothing may be written before
 				 * the kill at the default level. */
 				log_debug("cgroup %s pushes against its fence: memory.events high %" PRIu64
-				          " since it was set, anon %s of a %s fence",
+				          " since it was set, anon and shmem %s of a %s fence",
 				          w->e.path, probe.high_events - probe.high_events_at_fence,
-				          mg_size_format(probe.anon, a), mg_size_format(probe.fence, f));
+				          mg_size_format(probe.anon + probe.shmem, a),
+				          mg_size_format(probe.fence, f));
 				w->pushed = pushed = true;
 			}
 		}

@@ -331,14 +331,8 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		d->cfg = cfg;
 		d->policy = policy;
 		mg_log_set_level(d->cli_verbose ? LOG_DEBUG : cfg.log_level);
-		if (triggers_changed) {
-			if ((r = arm_node_trigger(d)) < 0)
-				mg_log_errno(LOG_ERR, r, "re-arm the PSI trigger on pressure/memory: %m");
-			for (size_t i = 0; i < d->nw; i++) {
-				guards_unwatch(d, &d->w[i]);
-				guards_arm_trigger(d, &d->w[i]);
-			}
-		}
+		if (triggers_changed && (r = arm_node_trigger(d)) < 0)
+			mg_log_errno(LOG_ERR, r, "re-arm the PSI trigger on pressure/memory: %m");
 		if (d->placesvc)
 			mg_placesvc_configure(d->placesvc, cfg.kill_grace_usec, PLACE_MAX_RUNS_PER_UID);
 		log_notice("configuration reloaded");
@@ -370,25 +364,14 @@ static void protect_self(int procfd)
 		log_warn("cannot set oom_score_adj to -1000: the kernel might kill memguardd");
 	if (!has_cap_kill(procfd))
 		log_warn("no CAP_KILL: kills of other users' tasks will fail");
-	/* A PSI trigger per guarded cgroup and a pidfd per process of a victim:
-	 * more than the usual soft limit of 1024 descriptors. */
+	/* A pidfd per process of a victim, and a fork bomb has thousands: more
+	 * than the usual soft limit of 1024 descriptors. */
 	struct rlimit nofile;
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
 		nofile.rlim_cur = nofile.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
 			log_debug("raise RLIMIT_NOFILE: %s", strerror(errno));
 	}
-}
-
-/* The PSI triggers the descriptors protect_self() raised the limit to allow. */
-static size_t trigger_budget(void)
-{
-	struct rlimit nofile;
-	uint64_t n = 0;
-
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
-		n = nofile.rlim_cur;
-	return mg_policy_trigger_budget(n, FD_RESERVE, MAX_GUARDED);
 }
 
 /* Writes our pid for the launcher and holds a lock on the file for life, so
@@ -560,13 +543,11 @@ int main(int argc, char **argv)
 	if (sd_event_new(&d.event) < 0)
 		return 1;
 	if (status) {
-		d.triggers_capped = true; /* --status only reads: no triggers, nothing to say of them */
 		print_status(&d);
 		return 0;
 	}
 
 	protect_self(d.procfd);
-	d.max_triggers = trigger_budget();
 	if ((r = arm_node_trigger(&d)) < 0)
 		return mg_log_errno(LOG_ERR, r, "arm a PSI trigger on %s/pressure/memory: %m", proc_path), 1;
 	d.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -620,8 +601,6 @@ int main(int argc, char **argv)
 		unlink(MG_DAEMON_PIDFILE);
 		close(pidfile);
 	}
-	for (size_t i = 0; i < d.nw; i++)
-		guards_unwatch(&d, &d.w[i]);
 	sd_event_source_unref(d.node_src);
 	sd_event_source_unref(d.poll_timer);
 	sd_event_source_unref(d.rescan_timer);

@@ -112,8 +112,8 @@ void mg_daemon_metrics_format(const struct mg_daemon_metrics *m, struct mg_metri
 	      m->guarded);
 	gauge(out, "memguardd_fenced_cgroups", "Guarded cgroups fenced in with memory.high now.", m->fenced);
 	gauge(out, "memguardd_degraded",
-	      "1 when a guarded cgroup has no PSI trigger (memguardd sees its stalls only through "
-	      "MemAvailable), else 0.",
+	      "1 when a fenced cgroup's memory.events is not watched (memguardd sees it push against "
+	      "its fence only through MemAvailable), else 0.",
 	      m->degraded);
 	gauge(out, "memguardd_mem_available_bytes", "MemAvailable at the latest decision.", m->mem_available);
 	by_reason(out, "memguardd_kills_total",
@@ -169,7 +169,7 @@ void daemon_metrics_update(struct daemon *d, const struct mg_node_state *node, c
 	m->degraded = false;
 	for (size_t i = 0; i < d->nw; i++) {
 		m->fenced += d->w[i].throttled;
-		m->degraded |= d->w[i].trigger_fd < 0;
+		m->degraded |= d->w[i].throttled && d->w[i].fence_wd < 0;
 	}
 
 	if (!d->cfg.metrics_file[0] ||

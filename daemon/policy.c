@@ -146,16 +146,6 @@ bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t no
 	       now_usec - last_rescan_usec >= MG_RESCAN_SHORT_USEC;
 }
 
-size_t mg_policy_trigger_budget(uint64_t nofile, size_t reserve, size_t max)
-{
-	uint64_t budget;
-
-	if (!nofile)
-		return max;
-	budget = nofile > 2 * (uint64_t)reserve ? nofile - reserve : nofile / 2;
-	return budget < max ? (size_t)budget : max;
-}
-
 const char *mg_verdict_name(enum mg_verdict v)
 {
 	static const char *const names[] = {
@@ -177,7 +167,9 @@ bool mg_policy_fence_pushed(const struct mg_fence_probe *p)
 {
 	if (p->fence == 0 || p->high_events <= p->high_events_at_fence)
 		return false;
-	return p->anon >= p->fence - p->fence / MG_FENCE_ANON_SLACK;
+	uint64_t held = p->anon > UINT64_MAX - p->shmem ? UINT64_MAX : p->anon + p->shmem;
+
+	return held >= p->fence - p->fence / MG_FENCE_ANON_SLACK;
 }
 
 bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,

@@ -23,7 +23,8 @@ struct mg_guarded {
 	bool populated;
 	bool protected_;  /* holds a protected process: never a victim */
 	bool fenced;      /* its memory.high is lowered by us: lift it when memory is back */
-	bool pushed;      /* its PSI trigger fired since it was fenced: it stalls against the fence */
+	bool pushed;      /* since it was fenced, the fence throttles what reclaim cannot give back
+	                     (mg_policy_fence_pushed): it stalls against the fence */
 	bool kill_failed; /* a kill of it failed while memory was short: pass it over, so the next worst
 	                     can go */
 };
@@ -90,12 +91,6 @@ enum mg_verdict {
  * when memory has just become short, or the last rescan is
  * MG_RESCAN_SHORT_USEC old. Keeps a decision linear in the guarded cgroups. */
 bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t now_usec);
-
-/* How many guarded cgroups get a PSI trigger (a descriptor each) of their
- * own, with nofile descriptors allowed (0: no limit): all but reserve, half
- * when the limit is small, at most max. The rest are watched through the
- * node's trigger and the poll. */
-size_t mg_policy_trigger_budget(uint64_t nofile, size_t reserve, size_t max);
 
 /* "calm", "kill", ...: for logs. */
 const char *mg_verdict_name(enum mg_verdict v);
@@ -211,12 +206,14 @@ struct mg_fence_probe {
 	uint64_t high_events_at_fence; /* memory.events "high" when the fence was set */
 	uint64_t high_events;          /* and now */
 	uint64_t anon;                 /* memory.stat "anon" now */
+	uint64_t shmem;                /* memory.stat "shmem" now: tmpfs and shared memory */
 	uint64_t fence;                /* its memory.high now */
 };
 
 /* Whether a fenced cgroup pushes against its fence: the fence has throttled
  * it since it was set ("high" rose) and what it holds there is memory that
- * reclaim cannot give back (anon within MG_FENCE_ANON_SLACK of the fence).
+ * reclaim cannot give back without swap (anon and shmem together within
+ * MG_FENCE_ANON_SLACK of the fence).
  * Page cache read past the fence is reclaimed at no one's cost, so a task
  * that only reads files is not pushing; one that allocates without end is,
  * and is killed at once rather than after a PSI window. */

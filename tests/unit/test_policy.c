@@ -1158,16 +1158,28 @@ static void fence_pushed_table(void **state)
 		bool want;
 		const char *what;
 	} cases[] = {
-	        {{0, 0, 0, 0}, false, "no fence"},
-	        {{3, 3, 512 * MiB, 512 * MiB}, false, "not throttled since the fence was set"},
-	        {{3, 2, 512 * MiB, 512 * MiB}, false, "the counter went back (a new cgroup)"},
-	        {{3, 4, 512 * MiB, 512 * MiB}, true, "throttled, all of it anon"},
-	        {{0, 1, 480 * MiB, 512 * MiB}, true, "anon exactly at the slack (512 - 512/16)"},
-	        {{0, 1, 480 * MiB - 1, 512 * MiB}, false, "just below the slack"},
-	        {{0, 9, 100 * MiB, 512 * MiB}, false, "page cache read past the fence"},
-	        {{0, 1, 600 * MiB, 512 * MiB}, true, "anon above the fence (raised since)"},
-	        {{0, 1, 15, 16}, true, "tiny fence: slack of one byte"},
-	        {{0, 1, UINT64_MAX, UINT64_MAX}, true, "huge values do not wrap"},
+#define PROBE(at, now, anon_, shmem_, fence_)                                                                \
+	{.high_events_at_fence = (at),                                                                       \
+	 .high_events = (now),                                                                               \
+	 .anon = (anon_),                                                                                    \
+	 .shmem = (shmem_),                                                                                  \
+	 .fence = (fence_)}
+	        {PROBE(0, 0, 0, 0, 0), false, "no fence"},
+	        {PROBE(3, 3, 512 * MiB, 0, 512 * MiB), false, "not throttled since the fence was set"},
+	        {PROBE(3, 2, 512 * MiB, 0, 512 * MiB), false, "the counter went back (a new cgroup)"},
+	        {PROBE(3, 4, 512 * MiB, 0, 512 * MiB), true, "throttled, all of it anon"},
+	        {PROBE(0, 1, 480 * MiB, 0, 512 * MiB), true, "anon exactly at the slack (512 - 512/16)"},
+	        {PROBE(0, 1, 480 * MiB - 1, 0, 512 * MiB), false, "just below the slack"},
+	        {PROBE(0, 9, 100 * MiB, 0, 512 * MiB), false, "page cache read past the fence"},
+	        {PROBE(0, 1, 600 * MiB, 0, 512 * MiB), true, "anon above the fence (raised since)"},
+	        {PROBE(0, 1, 0, 500 * MiB, 512 * MiB), true, "a tmpfs filled up to the fence"},
+	        {PROBE(0, 1, 240 * MiB, 240 * MiB, 512 * MiB), true, "anon and shmem together at the slack"},
+	        {PROBE(0, 1, 240 * MiB, 240 * MiB - 1, 512 * MiB), false, "together just below the slack"},
+	        {PROBE(0, 1, 15, 0, 16), true, "tiny fence: slack of one byte"},
+	        {PROBE(0, 1, UINT64_MAX, 0, UINT64_MAX), true, "huge values do not wrap"},
+	        {PROBE(0, 1, UINT64_MAX, UINT64_MAX, UINT64_MAX), true, "huge anon and shmem do not wrap"},
+	        {PROBE(0, 1, UINT64_MAX, 1, 512 * MiB), true, "a sum past the top still counts"},
+#undef PROBE
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -1196,28 +1208,6 @@ static void rescan_due_table(void **state)
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++)
 		assert_int_equal(mg_policy_rescan_due(cases[i].was_short, cases[i].last, cases[i].now),
 		                 cases[i].want);
-}
-
-static void trigger_budget_table(void **state)
-{
-	static const struct {
-		uint64_t nofile;
-		size_t want;
-	} cases[] = {
-	        {0, 4096},          /* no limit: every guarded cgroup */
-	        {1024, 768},        /* systemd's soft default, less the reserve */
-	        {524288, 4096},     /* systemd's hard default: no more than are guarded */
-	        {4352, 4096},       /* exactly enough */
-	        {4351, 4095},       /* one short */
-	        {513, 257},         /* just over twice the reserve */
-	        {512, 256},         /* twice the reserve: half */
-	        {100, 50},          /* a small limit: half */
-	        {1, 0},             /* nothing to spare */
-	        {UINT64_MAX, 4096}, /* no overflow */
-	};
-
-	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++)
-		assert_int_equal(mg_policy_trigger_budget(cases[i].nofile, 256, 4096), cases[i].want);
 }
 
 static void from_config_defaults(void **state)
@@ -1404,7 +1394,6 @@ int main(void)
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
 	        cmocka_unit_test(rescan_due_table),
-	        cmocka_unit_test(trigger_budget_table),
 	        cmocka_unit_test(from_config_defaults),
 	        cmocka_unit_test(from_config_table),
 	};
