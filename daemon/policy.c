@@ -75,6 +75,18 @@ static void decide_calm(const struct mg_policy *p, const struct mg_node_state *n
 	         mg_size_format(avail, a), fenced, fenced == 1 ? "" : "s");
 }
 
+/* True when MemAvailable, at its current rate of fall, reaches the hard floor
+ * within lead_usec: a fence would be met too late, as the others go on
+ * taking memory while the victim is held. */
+static bool hard_floor_ahead(const struct mg_policy *p, const struct mg_node_state *node)
+{
+	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
+
+	if (!p->lead_usec || !node->available_fall_bps || avail < hard)
+		return false;
+	return (unsigned __int128)node->available_fall_bps * p->lead_usec / 1000000u >= avail - hard;
+}
+
 /* throttle = yes: rather than kill the victim, fence it in with memory.high
  * at its usage plus most of what the node can spare above the hard floor. A task
  * that was only going to grow a little more (a big but finite job) then
@@ -87,7 +99,7 @@ static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_
 	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
 
 	*ret_allowance = 0;
-	if (!p->throttle || p->dry_run || avail < hard || v->pushed)
+	if (!p->throttle || p->dry_run || avail < hard || v->pushed || hard_floor_ahead(p, node))
 		return MG_VERDICT_KILL;
 	if (v->fenced)
 		return MG_VERDICT_HOLD;
@@ -241,10 +253,14 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		         mg_size_format(v->current, c), context);
 	ret->verdict = fence_or_kill(p, node, v, &ret->allowance);
 	ret->victim = victim;
-	if (ret->verdict == MG_VERDICT_KILL && v->fenced && v->pushed) {
-		size_t len = strlen(ret->why);
+	size_t len = strlen(ret->why);
+	if (ret->verdict == MG_VERDICT_KILL && v->fenced && v->pushed)
 		snprintf(ret->why + len, sizeof(ret->why) - len, "; it pushed against its fence");
-	}
+	else if (ret->verdict == MG_VERDICT_KILL && p->throttle && !p->dry_run &&
+	         avail >= mg_policy_hard_floor(p) && hard_floor_ahead(p, node))
+		snprintf(ret->why + len, sizeof(ret->why) - len,
+		         "; falling at %s/s, it would reach half of available_min before a fence could hold",
+		         mg_size_format(node->available_fall_bps, f));
 }
 
 int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,

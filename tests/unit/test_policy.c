@@ -587,6 +587,7 @@ struct fence_case {
 	bool fenced, pushed; /* the victim's */
 	enum mg_verdict verdict;
 	uint64_t allowance;
+	uint64_t fall_bps, lead_usec; /* MemAvailable's rate of fall, and the lead (0: off) */
 };
 
 /* A policy with the fence on: available_min 64 MiB, so the hard floor is
@@ -594,28 +595,44 @@ struct fence_case {
 static void decide_fence_or_kill_table(void **state)
 {
 	static const struct fence_case cases[] = {
-	        {"throttle off: kill", false, false, 40 * MiB, false, false, false, MG_VERDICT_KILL, 0},
+	        {"throttle off: kill", false, false, 40 * MiB, false, false, false, MG_VERDICT_KILL, 0, 0, 0},
 	        {"throttle on: fence with 3/4 of what is left above the hard floor", true, false, 40 * MiB,
-	         false, false, false, MG_VERDICT_FENCE, 6 * MiB},
+	         false, false, false, MG_VERDICT_FENCE, 6 * MiB, 0, 0},
 	        {"in the pressure band after a trigger: a wide fence", true, false, 200 * MiB, true, false,
-	         false, MG_VERDICT_FENCE, 126 * MiB},
+	         false, MG_VERDICT_FENCE, 126 * MiB, 0, 0},
 	        {"exactly at the hard floor: a fence with nothing to spare", true, false, 32 * MiB, false,
-	         false, false, MG_VERDICT_FENCE, 0},
+	         false, false, MG_VERDICT_FENCE, 0, 0, 0},
 	        {"just below the hard floor: kill", true, false, 32 * MiB - 1, false, false, false,
-	         MG_VERDICT_KILL, 0},
-	        {"MemAvailable 0: kill", true, false, 0, false, false, false, MG_VERDICT_KILL, 0},
+	         MG_VERDICT_KILL, 0, 0, 0},
+	        {"MemAvailable 0: kill", true, false, 0, false, false, false, MG_VERDICT_KILL, 0, 0, 0},
 	        {"dry run: kill (logged only), never a fence", true, true, 40 * MiB, false, false, false,
-	         MG_VERDICT_KILL, 0},
-	        {"fenced, not pushing: hold", true, false, 40 * MiB, false, true, false, MG_VERDICT_HOLD, 0},
+	         MG_VERDICT_KILL, 0, 0, 0},
+	        {"fenced, not pushing: hold", true, false, 40 * MiB, false, true, false, MG_VERDICT_HOLD, 0,
+	         0, 0},
 	        {"fenced and pushed against it: kill", true, false, 40 * MiB, false, true, true,
-	         MG_VERDICT_KILL, 0},
+	         MG_VERDICT_KILL, 0, 0, 0},
 	        {"pushed without a fence: kill", true, false, 40 * MiB, false, false, true, MG_VERDICT_KILL,
-	         0},
+	         0, 0, 0},
 	        {"fenced, but below the hard floor: kill", true, false, 32 * MiB - 1, false, true, false,
-	         MG_VERDICT_KILL, 0},
+	         MG_VERDICT_KILL, 0, 0, 0},
 	        {"fenced, throttle turned off by a reload: kill", false, false, 40 * MiB, false, true, false,
-	         MG_VERDICT_KILL, 0},
-	        {"fenced, dry run: kill", true, true, 40 * MiB, false, true, false, MG_VERDICT_KILL, 0},
+	         MG_VERDICT_KILL, 0, 0, 0},
+	        {"fenced, dry run: kill", true, true, 40 * MiB, false, true, false, MG_VERDICT_KILL, 0, 0, 0},
+	        /* 100 MiB/s for 250 ms is 25 MiB: the hard floor is that close at 57 MiB. */
+	        {"falling to the hard floor within the lead: kill, no fence", true, false, 56 * MiB, false,
+	         false, false, MG_VERDICT_KILL, 0, 100 * MiB, SEC / 4},
+	        {"exactly the lead away: kill", true, false, 57 * MiB, false, false, false, MG_VERDICT_KILL,
+	         0, 100 * MiB, SEC / 4},
+	        {"just beyond the lead: fence", true, false, 57 * MiB + 1024, false, false, false,
+	         MG_VERDICT_FENCE, (25 * MiB + 1024) / 4 * 3, 100 * MiB, SEC / 4},
+	        {"falling fast, lead off: fence", true, false, 40 * MiB, false, false, false,
+	         MG_VERDICT_FENCE, 6 * MiB, 100 * MiB, 0},
+	        {"not falling: fence", true, false, 40 * MiB, false, false, false, MG_VERDICT_FENCE, 6 * MiB,
+	         0, SEC / 4},
+	        {"fenced, falling to the hard floor within the lead: kill", true, false, 40 * MiB, false,
+	         true, false, MG_VERDICT_KILL, 0, 100 * MiB, SEC / 4},
+	        {"fenced, falling slowly: hold", true, false, 40 * MiB, false, true, false, MG_VERDICT_HOLD,
+	         0, 8 * MiB, SEC / 4},
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
@@ -627,6 +644,8 @@ static void decide_fence_or_kill_table(void **state)
 
 		p.throttle = c->throttle;
 		p.dry_run = c->dry_run;
+		p.lead_usec = c->lead_usec;
+		node.available_fall_bps = c->fall_bps;
 		node.mem.mem_available = c->available;
 		node.trigger_fired = c->trigger;
 		g[1].fenced = c->fenced;
@@ -642,6 +661,10 @@ static void decide_fence_or_kill_table(void **state)
 		assert_int_equal(d.victim, 1);
 		assert_int_equal(strstr(d.why, "it pushed against its fence") != NULL,
 		                 c->verdict == MG_VERDICT_KILL && c->fenced && c->pushed);
+		assert_int_equal(strstr(d.why, "before a fence could hold") != NULL,
+		                 c->verdict == MG_VERDICT_KILL && c->fall_bps && c->lead_usec &&
+		                         c->throttle && !c->dry_run && !c->pushed &&
+		                         c->available >= 32 * MiB);
 
 		/* The fence stands in for the kill: the same victim and reason as
 		 * with throttle off, so a fence that cannot be set is that kill. */
