@@ -259,8 +259,10 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	else if (ret->verdict == MG_VERDICT_KILL && p->throttle && !p->dry_run &&
 	         avail >= mg_policy_hard_floor(p) && hard_floor_ahead(p, node))
 		snprintf(ret->why + len, sizeof(ret->why) - len,
-		         "; falling at %s/s, it would reach half of available_min before a fence could hold",
-		         mg_size_format(node->available_fall_bps, f));
+		         "; %s%s%s it would reach half of available_min before a fence could hold",
+		         falling[0] ? "at that rate" : "falling at ",
+		         falling[0] ? "" : mg_size_format(node->available_fall_bps, f),
+		         falling[0] ? "" : "/s,");
 }
 
 int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,

@@ -164,6 +164,36 @@ static void decide_why_names_the_fall(void **state)
 	ft_assert_not_contains(d.why, "falling");
 }
 
+/* With the fence on, a fall that reaches the hard floor within the lead kills
+ * at once, and the reason says why the fence was skipped, naming the rate
+ * once. */
+static void decide_why_names_the_skipped_fence(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g = task(300 * MiB, 200 * MiB, 0);
+	struct mg_decision d;
+
+	p.throttle = true;
+	p.lead_usec = SEC / 2;
+	node.psi.full.avg10 = 0;
+	node.available_fall_bps = 150 * MiB;
+	node.mem.mem_available = 100 * MiB;
+	decide(&p, &node, &g, 1, &d);
+	assert_int_equal(d.verdict, MG_VERDICT_KILL);
+	assert_string_equal(d.why,
+	                    "300MiB against a 200MiB share while node memory pressure (full avg10) was "
+	                    "0.00% and MemAvailable 100MiB, falling 150MiB/s; at that rate it would "
+	                    "reach half of available_min before a fence could hold");
+	node.mem.mem_available = 60 * MiB;
+	decide(&p, &node, &g, 1, &d);
+	assert_int_equal(d.verdict, MG_VERDICT_KILL);
+	assert_string_equal(d.why,
+	                    "300MiB against a 200MiB share while node memory pressure (full avg10) was "
+	                    "0.00% and MemAvailable 60MiB; falling at 150MiB/s, it would reach half of "
+	                    "available_min before a fence could hold");
+}
+
 /* --- mg_guarded_percent_of_share --- */
 
 struct percent_case {
@@ -1390,6 +1420,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(needs_memory_truth_table),
 	        cmocka_unit_test(decide_why_names_the_fall),
+	        cmocka_unit_test(decide_why_names_the_skipped_fence),
 	        cmocka_unit_test(percent_of_share_table),
 	        cmocka_unit_test(percent_of_share_saturates),
 	        cmocka_unit_test(decide_victim_table),
