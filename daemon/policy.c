@@ -33,17 +33,23 @@ static bool worse(const struct mg_guarded *a, const struct mg_guarded *b)
 	return a->current > b->current;
 }
 
+/* True when MemAvailable, at its current rate of fall, reaches floor within
+ * lead_usec (and is not below it already). */
+static bool falls_to_within_lead(const struct mg_policy *p, const struct mg_node_state *node, uint64_t floor)
+{
+	uint64_t avail = node->mem.mem_available;
+
+	if (!p->lead_usec || !node->available_fall_bps || avail < floor)
+		return false;
+	return (unsigned __int128)node->available_fall_bps * p->lead_usec / 1000000u >= avail - floor;
+}
+
 /* True when MemAvailable, inside the pressure band, reaches available_min
  * within lead_usec at its current rate of fall. */
 static bool floor_ahead(const struct mg_policy *p, const struct mg_node_state *node)
 {
-	uint64_t avail = node->mem.mem_available;
-
-	if (!p->lead_usec || !node->available_fall_bps || avail >= p->available_pressure ||
-	    avail < p->available_min)
-		return false;
-	return (unsigned __int128)node->available_fall_bps * p->lead_usec / 1000000u >=
-	       avail - p->available_min;
+	return node->mem.mem_available < p->available_pressure &&
+	       falls_to_within_lead(p, node, p->available_min);
 }
 
 bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_state *node)
@@ -75,31 +81,24 @@ static void decide_calm(const struct mg_policy *p, const struct mg_node_state *n
 	         mg_size_format(avail, a), fenced, fenced == 1 ? "" : "s");
 }
 
-/* True when MemAvailable, at its current rate of fall, reaches the hard floor
- * within lead_usec: a fence would be met too late, as the others go on
- * taking memory while the victim is held. */
-static bool hard_floor_ahead(const struct mg_policy *p, const struct mg_node_state *node)
-{
-	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
-
-	if (!p->lead_usec || !node->available_fall_bps || avail < hard)
-		return false;
-	return (unsigned __int128)node->available_fall_bps * p->lead_usec / 1000000u >= avail - hard;
-}
-
 /* throttle = yes: rather than kill the victim, fence it in with memory.high
  * at its usage plus most of what the node can spare above the hard floor. A task
  * that was only going to grow a little more (a big but finite job) then
  * finishes; one that keeps growing meets the fence while the node still has
- * the rest of its spare, is seen pushing (memory.events, or its PSI
- * trigger), and is killed. */
+ * the rest of its spare, is seen pushing (its memory.events), and is killed.
+ * Unless MemAvailable would reach the hard floor within the lead: the others
+ * go on taking memory while a fence holds one, so it would be met too late;
+ * *ret_lead says that this alone made it a kill. */
 static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_node_state *node,
-                                     const struct mg_guarded *v, uint64_t *ret_allowance)
+                                     const struct mg_guarded *v, uint64_t *ret_allowance, bool *ret_lead)
 {
 	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
 
 	*ret_allowance = 0;
-	if (!p->throttle || p->dry_run || avail < hard || v->pushed || hard_floor_ahead(p, node))
+	*ret_lead = false;
+	if (!p->throttle || p->dry_run || avail < hard || v->pushed)
+		return MG_VERDICT_KILL;
+	if ((*ret_lead = falls_to_within_lead(p, node, hard)))
 		return MG_VERDICT_KILL;
 	if (v->fenced)
 		return MG_VERDICT_HOLD;
@@ -251,18 +250,19 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	else
 		snprintf(ret->why, sizeof(ret->why), "%s (no share known) while %s",
 		         mg_size_format(v->current, c), context);
-	ret->verdict = fence_or_kill(p, node, v, &ret->allowance);
+	bool lead;
+	ret->verdict = fence_or_kill(p, node, v, &ret->allowance, &lead);
 	ret->victim = victim;
 	size_t len = strlen(ret->why);
 	if (ret->verdict == MG_VERDICT_KILL && v->fenced && v->pushed)
 		snprintf(ret->why + len, sizeof(ret->why) - len, "; it pushed against its fence");
-	else if (ret->verdict == MG_VERDICT_KILL && p->throttle && !p->dry_run &&
-	         avail >= mg_policy_hard_floor(p) && hard_floor_ahead(p, node))
+	else if (lead && falling[0])
 		snprintf(ret->why + len, sizeof(ret->why) - len,
-		         "; %s%s%s it would reach half of available_min before a fence could hold",
-		         falling[0] ? "at that rate" : "falling at ",
-		         falling[0] ? "" : mg_size_format(node->available_fall_bps, f),
-		         falling[0] ? "" : "/s,");
+		         "; at that rate it would reach half of available_min before a fence could hold");
+	else if (lead)
+		snprintf(ret->why + len, sizeof(ret->why) - len,
+		         "; falling at %s/s, it would reach half of available_min before a fence could hold",
+		         mg_size_format(node->available_fall_bps, f));
 }
 
 int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struct mg_policy *ret, char *err,

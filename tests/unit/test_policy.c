@@ -169,6 +169,19 @@ static void decide_why_names_the_fall(void **state)
  * once. */
 static void decide_why_names_the_skipped_fence(void **state)
 {
+	static const struct {
+		uint64_t available;
+		const char *why;
+	} cases[] = {
+	        {100 * MiB,
+	         "300MiB against a 200MiB share while node memory pressure (full avg10) was 0.00% and "
+	         "MemAvailable 100MiB, falling 150MiB/s; at that rate it would reach half of "
+	         "available_min before a fence could hold"},
+	        {60 * MiB,
+	         "300MiB against a 200MiB share while node memory pressure (full avg10) was 0.00% and "
+	         "MemAvailable 60MiB; falling at 150MiB/s, it would reach half of available_min "
+	         "before a fence could hold"},
+	};
 	struct mg_policy p = policy();
 	struct mg_node_state node = short_node();
 	struct mg_guarded g = task(300 * MiB, 200 * MiB, 0);
@@ -178,20 +191,12 @@ static void decide_why_names_the_skipped_fence(void **state)
 	p.lead_usec = SEC / 2;
 	node.psi.full.avg10 = 0;
 	node.available_fall_bps = 150 * MiB;
-	node.mem.mem_available = 100 * MiB;
-	decide(&p, &node, &g, 1, &d);
-	assert_int_equal(d.verdict, MG_VERDICT_KILL);
-	assert_string_equal(d.why,
-	                    "300MiB against a 200MiB share while node memory pressure (full avg10) was "
-	                    "0.00% and MemAvailable 100MiB, falling 150MiB/s; at that rate it would "
-	                    "reach half of available_min before a fence could hold");
-	node.mem.mem_available = 60 * MiB;
-	decide(&p, &node, &g, 1, &d);
-	assert_int_equal(d.verdict, MG_VERDICT_KILL);
-	assert_string_equal(d.why,
-	                    "300MiB against a 200MiB share while node memory pressure (full avg10) was "
-	                    "0.00% and MemAvailable 60MiB; falling at 150MiB/s, it would reach half of "
-	                    "available_min before a fence could hold");
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		node.mem.mem_available = cases[i].available;
+		decide(&p, &node, &g, 1, &d);
+		assert_int_equal(d.verdict, MG_VERDICT_KILL);
+		assert_string_equal(d.why, cases[i].why);
+	}
 }
 
 /* --- mg_guarded_percent_of_share --- */
