@@ -321,7 +321,7 @@ run_cell() {
 	cp "$daemon_log" "$daemon_log_share"
 	cp "$kill_log" "$kill_log_share"
 	if [[ -n $perf_pid ]]; then
-		perf script -i "$state/perf.data" -F time,cpu,comm,pid,sym >"$share_dir/perf.txt" 2>>"$share_dir/perf.err" || true
+		perf script -i "$state/perf.data" -F time,cpu,comm,pid,ip,sym >"$share_dir/perf.txt" 2>>"$share_dir/perf.err" || true
 		rm -f "$state/perf.data"
 	fi
 	dmesg >"$share_dir/dmesg"
