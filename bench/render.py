@@ -303,11 +303,11 @@ def scale_section(w, scale, args, note=None):
         "available_min = 99%, so memory is always short and it decides at every poll (100 ms). A decision is "
         "timed by memguardd itself from its wake-up (the node read) to the verdict (`decided: VERDICT in X ms "
         "over N guarded cgroups`, debug level); the first 3 of each N are skipped, then those of at least 20 s "
-        "(bench/run.sh --scale-seconds) are counted, longer until 10 are. When a decision takes longer than "
-        "the poll, the next follows at once: CPU % near 100 means memguardd decided back to back. Start-up: from exec to the "
-        "`watching ... N guarded cgroups` line (the first rescan, one PSI trigger per guarded cgroup, the first "
-        "decision), its CPU time, and the MemAvailable it took (mostly the kernel's: each cgroup with a PSI "
-        "trigger gets a psimon kernel thread). CPU % and memory over the decision window. share: without the "
+        "(bench/run.sh --scale-seconds) are counted, longer until 10 are. Under short memory memguardd sleeps "
+        "at least four times as long as its last check took: CPU % near 20 means it decided as often as that "
+        "allows. Start-up: from exec to the `watching ... N guarded cgroups` line (the first rescan and the first "
+        "decision), its CPU time, and the MemAvailable it took. psimon threads: the kernel's PSI poll threads in "
+        "the guest (memguardd arms one trigger, the node's). CPU % and memory over the decision window. share: without the "
         "launcher's share xattr (trusted.memguard.share) memguardd reads each cgroup's and its parents' "
         "memory.max for a share at every decision (as for batch job cgroups added to the guard); with it, as "
         "for the launcher's runs, it reads the xattr."
@@ -566,7 +566,7 @@ def main():
     )
     w("")
     w("```sh")
-    w("bench/run.sh            # everything, writes this page: about 80 minutes on 2 cores under TCG (time: below)")
+    w("bench/run.sh            # everything, writes this page: about 95 minutes on 2 cores under TCG (time: below)")
     w("bench/run.sh --smoke    # runaway under the kernel alone and memguard --strict, once: about 2 minutes")
     w("bench/run.sh --help     # repetitions, subsets of scenarios and variants, skipping the costs")
     w("```")
