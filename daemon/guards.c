@@ -256,12 +256,15 @@ void guards_unwatch_fence(struct daemon *d, struct watched *w)
 static bool probe_fence(struct daemon *d, const struct watched *w, struct mg_fence_probe *ret)
 {
 	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+	_cleanup_free_ char *stats = NULL;
 	struct mg_memory_events ev = {0};
 
 	*ret = (struct mg_fence_probe){.high_events_at_fence = w->fence_high_events};
+	/* memory.stat once: each read flushes the cgroup's statistics, and this
+	 * runs at every throttling event of a fenced cgroup. */
 	if (cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0 ||
-	    mg_cg_read_key(cg, "memory.stat", "anon", &ret->anon) < 0 ||
-	    mg_cg_read_key(cg, "memory.stat", "shmem", &ret->shmem) < 0 ||
+	    mg_read_file_at(cg, "memory.stat", &stats) < 0 || mg_keyed_u64(stats, "anon", &ret->anon) < 0 ||
+	    mg_keyed_u64(stats, "shmem", &ret->shmem) < 0 ||
 	    mg_cg_read_u64(cg, "memory.high", &ret->fence) < 0)
 		return false;
 	ret->high_events = ev.high;
