@@ -86,9 +86,9 @@ static void decide_calm(const struct mg_policy *p, const struct mg_node_state *n
  * that was only going to grow a little more (a big but finite job) then
  * finishes; one that keeps growing meets the fence while the node still has
  * the rest of its spare, is seen pushing (its memory.events), and is killed.
- * Unless MemAvailable would reach the hard floor within the lead: the others
- * go on taking memory while a fence holds one, so it would be met too late;
- * *ret_lead says that this alone made it a kill. */
+ * Unless lead_kill is on and MemAvailable would reach the hard floor within
+ * the lead: the others go on taking memory while a fence holds one, so it
+ * would be met too late; *ret_lead says that this alone made it a kill. */
 static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_node_state *node,
                                      const struct mg_guarded *v, uint64_t *ret_allowance, bool *ret_lead)
 {
@@ -98,7 +98,7 @@ static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_
 	*ret_lead = false;
 	if (!p->throttle || p->dry_run || avail < hard || v->pushed)
 		return MG_VERDICT_KILL;
-	if ((*ret_lead = falls_to_within_lead(p, node, hard)))
+	if ((*ret_lead = p->lead_kill && falls_to_within_lead(p, node, hard)))
 		return MG_VERDICT_KILL;
 	if (v->fenced)
 		return MG_VERDICT_HOLD;
@@ -302,6 +302,7 @@ int mg_policy_from_config(const struct mg_config *cfg, uint64_t mem_total, struc
 	}
 	ret->poll_max_usec = cfg->poll_max_usec;
 	ret->throttle = cfg->throttle;
+	ret->lead_kill = cfg->lead_kill;
 	ret->kill_outside = cfg->kill_outside;
 	ret->dry_run = cfg->dry_run;
 	return 0;

@@ -57,6 +57,8 @@ struct mg_policy {
 	                            this soon at its rate of fall; 0 = off */
 	uint64_t poll_max_usec;  /* longest sleep between MemAvailable checks */
 	bool throttle;           /* fence the victim in with memory.high before killing it */
+	bool lead_kill;          /* kill rather than fence when MemAvailable would reach the hard floor
+	                            within lead_usec */
 	bool dry_run;            /* decide and log, never kill (and so never fence) */
 	uint64_t outside_due;    /* what a top-level cgroup outside the guard may hold before it, not a
 	                            guarded task within its share, is to blame; 0 = no such rule */

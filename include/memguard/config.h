@@ -53,6 +53,7 @@ struct mg_config {
 	                                 the highest OOM score rather than wait for the kernel */
 	bool dry_run;                 /* decide and log, never kill */
 	bool throttle;                /* first lower the victim's memory.high; kill if that is not enough */
+	bool lead_kill;               /* with throttle: kill, not fence, when the hard floor is a lead away */
 	char kill_log[256];           /* JSON lines, one per kill */
 	char metrics_file[256];       /* Prometheus text file for node_exporter; "" = none */
 	uint64_t metrics_interval_usec; /* at idle, write it at most this often */

@@ -44,6 +44,7 @@ static void assert_config_equal(const struct mg_config *a, const struct mg_confi
 	assert_true(a->lead_usec == b->lead_usec);
 	assert_int_equal(a->dry_run, b->dry_run);
 	assert_int_equal(a->throttle, b->throttle);
+	assert_int_equal(a->lead_kill, b->lead_kill);
 	assert_int_equal(a->kill_outside, b->kill_outside);
 	assert_string_equal(a->kill_log, b->kill_log);
 	assert_string_equal(a->metrics_file, b->metrics_file);
@@ -85,6 +86,7 @@ static void defaults(void **state)
 	assert_true(c.lead_usec == 250000);
 	assert_false(c.dry_run);
 	assert_true(c.throttle);
+	assert_true(c.lead_kill);
 	assert_true(c.kill_outside);
 	assert_string_equal(c.kill_log, "/var/log/memguard/kills.jsonl");
 	assert_string_equal(c.metrics_file, "");
@@ -133,6 +135,7 @@ static void explicit_defaults_change_nothing(void **state)
 	        "kill_outside = yes\n"
 	        "dry_run = no\n"
 	        "throttle = yes\n"
+	        "lead_kill = yes\n"
 	        "kill_log = /var/log/memguard/kills.jsonl\n"
 	        "metrics_file =\n"
 	        "metrics_interval = 60s\n";
@@ -171,6 +174,7 @@ static void every_key_parses(void **state)
 	                           "settle = 500ms\n"
 	                           "poll_max = 250ms\n"
 	                           "lead_time = 0\n"
+	                           "lead_kill = no\n"
 	                           "kill_outside = no\n"
 	                           "dry_run = yes\n"
 	                           "kill_log = /run/memguard/kills.jsonl\n"
@@ -207,6 +211,7 @@ static void every_key_parses(void **state)
 	assert_true(c.settle_usec == 500000);
 	assert_true(c.poll_max_usec == 250000);
 	assert_true(c.lead_usec == 0);
+	assert_false(c.lead_kill);
 	assert_false(c.kill_outside);
 	assert_true(c.dry_run);
 	assert_string_equal(c.kill_log, "/run/memguard/kills.jsonl");
@@ -848,7 +853,7 @@ static void shipped_config_documents_the_defaults(void **state)
 	}
 	*out = '\0';
 	print_message("%zu keys documented\n", keys);
-	assert_int_equal(keys, 29); /* every key of lib/config.c's table */
+	assert_int_equal(keys, 30); /* every key of lib/config.c's table */
 	int r = mg_config_parse_string(&c, text, path, err, sizeof(err));
 	if (r != 0)
 		print_error("uncommented %s: %s\n", path, err);

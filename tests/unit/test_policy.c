@@ -188,6 +188,7 @@ static void decide_why_names_the_skipped_fence(void **state)
 	struct mg_decision d;
 
 	p.throttle = true;
+	p.lead_kill = true;
 	p.lead_usec = SEC / 2;
 	node.psi.full.avg10 = 0;
 	node.available_fall_bps = 150 * MiB;
@@ -196,6 +197,48 @@ static void decide_why_names_the_skipped_fence(void **state)
 		decide(&p, &node, &g, 1, &d);
 		assert_int_equal(d.verdict, MG_VERDICT_KILL);
 		assert_string_equal(d.why, cases[i].why);
+	}
+}
+
+/* lead_kill = no: the fall alone never skips the fence. The victim is fenced
+ * in, or held while its fence stands, until it pushes against the fence or
+ * MemAvailable is below the hard floor (32 MiB here). */
+static void decide_lead_kill_off(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t available;
+		bool fenced, pushed;
+		enum mg_verdict verdict;
+		uint64_t allowance;
+	} cases[] = {
+	        {"falling to the hard floor within the lead: fence", 56 * MiB, false, false, MG_VERDICT_FENCE,
+	         18 * MiB},
+	        {"fenced, falling to the hard floor within the lead: hold", 40 * MiB, true, false,
+	         MG_VERDICT_HOLD, 0},
+	        {"fenced and pushed against it: kill", 40 * MiB, true, true, MG_VERDICT_KILL, 0},
+	        {"below the hard floor: kill", 32 * MiB - 1, false, false, MG_VERDICT_KILL, 0},
+	};
+	struct mg_policy p = policy();
+
+	p.throttle = true;
+	p.lead_kill = false;
+	p.lead_usec = SEC / 4;
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_node_state node = short_node();
+		struct mg_guarded g = task(3 * GiB, GiB, 0);
+		struct mg_decision d;
+
+		node.available_fall_bps = 100 * MiB; /* 25 MiB within the lead */
+		node.mem.mem_available = cases[i].available;
+		g.fenced = cases[i].fenced;
+		g.pushed = cases[i].pushed;
+		decide(&p, &node, &g, 1, &d);
+		if (d.verdict != cases[i].verdict)
+			print_error("case %zu (%s): %s\n", i, cases[i].what, mg_verdict_name(d.verdict));
+		assert_int_equal(d.verdict, cases[i].verdict);
+		assert_true(d.allowance == cases[i].allowance);
+		ft_assert_not_contains(d.why, "before a fence could hold");
 	}
 }
 
@@ -680,6 +723,7 @@ static void decide_fence_or_kill_table(void **state)
 		p.throttle = c->throttle;
 		p.dry_run = c->dry_run;
 		p.lead_usec = c->lead_usec;
+		p.lead_kill = true;
 		node.available_fall_bps = c->fall_bps;
 		node.mem.mem_available = c->available;
 		node.trigger_fired = c->trigger;
@@ -1285,6 +1329,7 @@ static void from_config_defaults(void **state)
 	assert_true(p.lead_usec == cfg.lead_usec);
 	assert_true(p.poll_max_usec == cfg.poll_max_usec);
 	assert_int_equal(p.throttle, cfg.throttle);
+	assert_true(p.lead_kill);
 	assert_int_equal(p.dry_run, cfg.dry_run);
 	assert_true(p.outside_due == 16 * GiB / 10); /* 10% */
 	assert_true(p.kill_outside);
@@ -1297,6 +1342,7 @@ static void from_config_defaults(void **state)
 	assert_true(p.outside_due == 0);
 
 	cfg.throttle = !cfg.throttle;
+	cfg.lead_kill = !cfg.lead_kill;
 	cfg.kill_outside = !cfg.kill_outside;
 	cfg.dry_run = !cfg.dry_run;
 	cfg.pressure_full_avg10 = 0; /* the avg10 rule off */
@@ -1304,6 +1350,7 @@ static void from_config_defaults(void **state)
 	strcpy(cfg.available_pressure, "1G");
 	assert_int_equal(mg_policy_from_config(&cfg, 16 * GiB, &p, err, sizeof(err)), 0);
 	assert_int_equal(p.throttle, cfg.throttle);
+	assert_int_equal(p.lead_kill, cfg.lead_kill);
 	assert_int_equal(p.kill_outside, cfg.kill_outside);
 	assert_int_equal(p.dry_run, cfg.dry_run);
 	assert_int_equal(p.full_avg10_max, UINT32_MAX);
@@ -1449,6 +1496,7 @@ int main(void)
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(outside_victim_table),
 	        cmocka_unit_test(decide_outsider_lead),
+	        cmocka_unit_test(decide_lead_kill_off),
 	        cmocka_unit_test(unguarded_table),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
