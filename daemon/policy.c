@@ -180,7 +180,7 @@ bool mg_policy_fence_pushed(const struct mg_fence_probe *p)
 		return false;
 	uint64_t held = p->anon > UINT64_MAX - p->shmem ? UINT64_MAX : p->anon + p->shmem;
 
-	return held >= p->fence - p->fence / MG_FENCE_ANON_SLACK;
+	return held >= p->fence - p->fence / MG_FENCE_HELD_SLACK;
 }
 
 bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,

@@ -215,7 +215,7 @@ struct mg_fence_probe {
 /* Whether a fenced cgroup pushes against its fence: the fence has throttled
  * it since it was set ("high" rose) and what it holds there is memory that
  * reclaim cannot give back without swap (anon and shmem together within
- * MG_FENCE_ANON_SLACK of the fence).
+ * MG_FENCE_HELD_SLACK of the fence).
  * Page cache read past the fence is reclaimed at no one's cost, so a task
  * that only reads files is not pushing; one that allocates without end is,
  * and is killed at once rather than after a PSI window. */
@@ -226,9 +226,11 @@ bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
 #define MG_FENCE_SPARE_NUM 3
 #define MG_FENCE_SPARE_DEN 4
 
-/* The slack below the fence, as a fraction 1/N of it: kernel memory (page
- * tables, slab) that memory.current counts but anon does not. */
-#define MG_FENCE_ANON_SLACK 16
+/* The slack below the fence, as a fraction 1/N of it, within which what a
+ * fenced cgroup holds (anon and shmem) counts as pushing: kernel memory
+ * (page tables, slab) that memory.current counts but memory.stat's anon and
+ * shmem do not. */
+#define MG_FENCE_HELD_SLACK 16
 
 /* The shortest sleep between checks of MemAvailable. */
 #define MG_POLL_MIN_USEC 100000ull
