@@ -48,7 +48,7 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .kill_outside = true,
 	        .dry_run = false,
 	        .throttle = true,
-	        .lead_kill = true,
+	        .lead_kill = false,
 	        .kill_log = "/var/log/memguard/kills.jsonl",
 	        .metrics_file = "",
 	        .metrics_interval_usec = 60 * 1000000ull,

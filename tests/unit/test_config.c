@@ -86,7 +86,7 @@ static void defaults(void **state)
 	assert_true(c.lead_usec == 250000);
 	assert_false(c.dry_run);
 	assert_true(c.throttle);
-	assert_true(c.lead_kill);
+	assert_false(c.lead_kill);
 	assert_true(c.kill_outside);
 	assert_string_equal(c.kill_log, "/var/log/memguard/kills.jsonl");
 	assert_string_equal(c.metrics_file, "");
@@ -135,7 +135,7 @@ static void explicit_defaults_change_nothing(void **state)
 	        "kill_outside = yes\n"
 	        "dry_run = no\n"
 	        "throttle = yes\n"
-	        "lead_kill = yes\n"
+	        "lead_kill = no\n"
 	        "kill_log = /var/log/memguard/kills.jsonl\n"
 	        "metrics_file =\n"
 	        "metrics_interval = 60s\n";
@@ -174,7 +174,7 @@ static void every_key_parses(void **state)
 	                           "settle = 500ms\n"
 	                           "poll_max = 250ms\n"
 	                           "lead_time = 0\n"
-	                           "lead_kill = no\n"
+	                           "lead_kill = yes\n"
 	                           "kill_outside = no\n"
 	                           "dry_run = yes\n"
 	                           "kill_log = /run/memguard/kills.jsonl\n"
@@ -211,7 +211,7 @@ static void every_key_parses(void **state)
 	assert_true(c.settle_usec == 500000);
 	assert_true(c.poll_max_usec == 250000);
 	assert_true(c.lead_usec == 0);
-	assert_false(c.lead_kill);
+	assert_true(c.lead_kill);
 	assert_false(c.kill_outside);
 	assert_true(c.dry_run);
 	assert_string_equal(c.kill_log, "/run/memguard/kills.jsonl");

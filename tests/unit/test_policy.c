@@ -1329,7 +1329,7 @@ static void from_config_defaults(void **state)
 	assert_true(p.lead_usec == cfg.lead_usec);
 	assert_true(p.poll_max_usec == cfg.poll_max_usec);
 	assert_int_equal(p.throttle, cfg.throttle);
-	assert_true(p.lead_kill);
+	assert_false(p.lead_kill);
 	assert_int_equal(p.dry_run, cfg.dry_run);
 	assert_true(p.outside_due == 16 * GiB / 10); /* 10% */
 	assert_true(p.kill_outside);
