@@ -133,9 +133,10 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * which names it, or KILL_OUTSIDER when MemAvailable is below available_min
  * or falls to it within lead_usec, and kill_outside is on; a guard never
  * does worse than no guard.
- * With throttle on, no dry run, MemAvailable at or above the hard floor and
- * a victim that has not pushed since it was fenced: HOLD when it is fenced
- * already, else FENCE with allowance = MemAvailable - hard floor. Else KILL.
+ * With throttle on, no dry run, MemAvailable at or above the hard floor (and,
+ * with lead_kill, not falling to it within lead_usec) and a victim that has
+ * not pushed since it was fenced: HOLD when it is fenced already, else FENCE
+ * with allowance = 3/4 of MemAvailable above the hard floor. Else KILL.
  * Every field of ret is written. */
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret);

@@ -200,46 +200,78 @@ static void decide_why_names_the_skipped_fence(void **state)
 	}
 }
 
-/* lead_kill = no: the fall alone never skips the fence. The victim is fenced
- * in, or held while its fence stands, until it pushes against the fence or
- * MemAvailable is below the hard floor (32 MiB here). */
-static void decide_lead_kill_off(void **state)
+/* lead_kill decides whether the fall alone skips the fence: each case runs
+ * with it on and off. Off, the victim is fenced in, or held while its fence
+ * stands, until it pushes against the fence or MemAvailable is below the
+ * hard floor (32 MiB here). */
+static void decide_lead_kill_table(void **state)
 {
 	static const struct {
 		const char *what;
-		uint64_t available;
+		uint64_t available, fall_bps, lead_usec;
+		uint64_t avg10; /* hundredths of % */
 		bool fenced, pushed;
-		enum mg_verdict verdict;
-		uint64_t allowance;
+		enum mg_verdict on, off;
+		uint64_t allowance_off;
+		bool lead_named_on; /* "before a fence could hold" in the reason, lead_kill on */
 	} cases[] = {
-	        {"falling to the hard floor within the lead: fence", 56 * MiB, false, false, MG_VERDICT_FENCE,
-	         18 * MiB},
-	        {"fenced, falling to the hard floor within the lead: hold", 40 * MiB, true, false,
-	         MG_VERDICT_HOLD, 0},
-	        {"fenced and pushed against it: kill", 40 * MiB, true, true, MG_VERDICT_KILL, 0},
-	        {"below the hard floor: kill", 32 * MiB - 1, false, false, MG_VERDICT_KILL, 0},
+	        /* Short by the fall alone (inside the pressure band, no pressure):
+	         * 150 MiB/s for 500 ms is 75 MiB, and the hard floor is 68 away. */
+	        {"the fall alone", 100 * MiB, 150 * MiB, SEC / 2, 0, false, false, MG_VERDICT_KILL,
+	         MG_VERDICT_FENCE, 51 * MiB, true},
+	        {"falling to the hard floor within the lead", 56 * MiB, 100 * MiB, SEC / 4, 3800, false,
+	         false, MG_VERDICT_KILL, MG_VERDICT_FENCE, 18 * MiB, true},
+	        {"fenced, falling to the hard floor within the lead", 40 * MiB, 100 * MiB, SEC / 4, 3800,
+	         true, false, MG_VERDICT_KILL, MG_VERDICT_HOLD, 0, true},
+	        {"fenced, falling slowly", 40 * MiB, 8 * MiB, SEC / 4, 3800, true, false, MG_VERDICT_HOLD,
+	         MG_VERDICT_HOLD, 0, false},
+	        {"fenced and pushed against it", 40 * MiB, 100 * MiB, SEC / 4, 3800, true, true,
+	         MG_VERDICT_KILL, MG_VERDICT_KILL, 0, false},
+	        {"below the hard floor", 32 * MiB - 1, 100 * MiB, SEC / 4, 3800, false, false,
+	         MG_VERDICT_KILL, MG_VERDICT_KILL, 0, false},
 	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		for (int on = 0; on <= 1; on++) {
+			struct mg_policy p = policy();
+			struct mg_node_state node = short_node();
+			struct mg_guarded g = task(3 * GiB, GiB, 0);
+			struct mg_decision d;
+			enum mg_verdict want = on ? cases[i].on : cases[i].off;
+
+			p.throttle = true;
+			p.lead_kill = on;
+			p.lead_usec = cases[i].lead_usec;
+			node.available_fall_bps = cases[i].fall_bps;
+			node.mem.mem_available = cases[i].available;
+			node.psi.full.avg10 = (uint32_t)cases[i].avg10;
+			g.fenced = cases[i].fenced;
+			g.pushed = cases[i].pushed;
+			decide(&p, &node, &g, 1, &d);
+			if (d.verdict != want)
+				print_error("case %zu (%s), lead_kill %s: %s, want %s\n", i, cases[i].what,
+				            on ? "on" : "off", mg_verdict_name(d.verdict),
+				            mg_verdict_name(want));
+			assert_int_equal(d.verdict, want);
+			assert_true(d.allowance == (on ? 0 : cases[i].allowance_off));
+			assert_int_equal(strstr(d.why, "before a fence could hold") != NULL,
+			                 on && cases[i].lead_named_on);
+		}
+	}
+	/* Short by the fall alone, the reason names the rate either way. */
 	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g = task(3 * GiB, GiB, 0);
+	struct mg_decision d;
 
 	p.throttle = true;
-	p.lead_kill = false;
-	p.lead_usec = SEC / 4;
-	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
-		struct mg_node_state node = short_node();
-		struct mg_guarded g = task(3 * GiB, GiB, 0);
-		struct mg_decision d;
-
-		node.available_fall_bps = 100 * MiB; /* 25 MiB within the lead */
-		node.mem.mem_available = cases[i].available;
-		g.fenced = cases[i].fenced;
-		g.pushed = cases[i].pushed;
-		decide(&p, &node, &g, 1, &d);
-		if (d.verdict != cases[i].verdict)
-			print_error("case %zu (%s): %s\n", i, cases[i].what, mg_verdict_name(d.verdict));
-		assert_int_equal(d.verdict, cases[i].verdict);
-		assert_true(d.allowance == cases[i].allowance);
-		ft_assert_not_contains(d.why, "before a fence could hold");
-	}
+	p.lead_usec = SEC / 2;
+	node.psi.full.avg10 = 0;
+	node.available_fall_bps = 150 * MiB;
+	node.mem.mem_available = 100 * MiB;
+	decide(&p, &node, &g, 1, &d);
+	assert_int_equal(d.verdict, MG_VERDICT_FENCE);
+	ft_assert_contains(d.why, "MemAvailable 100MiB, falling 150MiB/s");
 }
 
 /* --- mg_guarded_percent_of_share --- */
@@ -1496,7 +1528,7 @@ int main(void)
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(outside_victim_table),
 	        cmocka_unit_test(decide_outsider_lead),
-	        cmocka_unit_test(decide_lead_kill_off),
+	        cmocka_unit_test(decide_lead_kill_table),
 	        cmocka_unit_test(unguarded_table),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
