@@ -254,14 +254,12 @@ static void saved_high(int cgfd, char *buf, size_t size)
 	snprintf(buf, size, "max");
 }
 
-int mg_act_unthrottle(int mountfd, const char *path)
+/* Lifts the fence of cgfd (path): memory.high back to its saved value. */
+static int restore_high(int cgfd, const char *path)
 {
-	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
 	char high[32], err[PATH_MAX + 128];
 	int r;
 
-	if (cgfd < 0)
-		return cgfd == -ENOENT ? 0 : cgfd;
 	saved_high(cgfd, high, sizeof(high));
 	if ((r = mg_cg_write(cgfd, path, "memory.high", high, err, sizeof(err))) < 0)
 		return mg_log_errno(LOG_WARNING, r, "%s", err);
@@ -269,6 +267,45 @@ int mg_act_unthrottle(int mountfd, const char *path)
 		log_debug("remove %s from %s: %s", MG_XATTR_FENCE, path, strerror(-r));
 	log_info("cgroup %s: memory.high back to %s", path, high);
 	return 0;
+}
+
+int mg_act_unthrottle(int mountfd, const char *path)
+{
+	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
+
+	if (cgfd < 0)
+		return cgfd == -ENOENT ? 0 : cgfd;
+	return restore_high(cgfd, path);
+}
+
+int mg_act_widen(int mountfd, const char *path, uint64_t allowance, const char *why)
+{
+	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
+	char saved[32], h[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], err[PATH_MAX + 128];
+	uint64_t fence, current, limit = MG_SIZE_UNLIMITED, high;
+	int r;
+
+	if (cgfd < 0)
+		return cgfd == -ENOENT ? 0 : cgfd;
+	if ((r = mg_cg_read_u64(cgfd, "memory.high", &fence)) < 0 ||
+	    (r = mg_cg_read_u64(cgfd, "memory.current", &current)) < 0)
+		return r;
+	/* From what it holds: memory.high is a throttle, not a wall, so it may hold more. */
+	high = current > fence ? current : fence;
+	high = allowance > UINT64_MAX - high ? UINT64_MAX : high + allowance;
+	saved_high(cgfd, saved, sizeof(saved));
+	if (strcmp(saved, "max") != 0)
+		(void)mg_parse_u64(saved, &limit);
+	/* Never above the memory.high it had: there the fence is no more. */
+	if (high >= limit)
+		return (r = restore_high(cgfd, path)) < 0 ? r : 2;
+	if (high <= fence)
+		return 0;
+	if ((r = mg_cg_write_size(cgfd, path, "memory.high", high, err, sizeof(err))) < 0)
+		return mg_log_errno(LOG_WARNING, r, "%s", err);
+	log_warn("widening the fence of cgroup %s: memory.high %s (memory.current %s): %s", path,
+	         mg_size_format(high, h), mg_size_format(current, c), why);
+	return 1;
 }
 
 int mg_act_is_throttled(int mountfd, const char *path)

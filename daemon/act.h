@@ -44,6 +44,14 @@ int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t sh
 int mg_act_unthrottle(int mountfd, const char *path);
 int mg_act_is_throttled(int mountfd, const char *path);
 
+/* Raises the fence of mountfd/path by allowance above what it holds or its
+ * memory.high, whichever is more, so a task that pushes against it while
+ * the node has memory to spare can go on, and logs why; trusted.memguard.fence keeps the
+ * memory.high from before the first fence. Returns 1 when raised, 2 when
+ * that reaches the saved memory.high and the fence is lifted instead (as
+ * mg_act_unthrottle), 0 when gone or there is nothing to raise, or -errno. */
+int mg_act_widen(int mountfd, const char *path, uint64_t allowance, const char *why);
+
 /* Appends one JSON line for rec to path, creating its directory; error < 0
  * adds "error" (a kill that failed). */
 int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec,

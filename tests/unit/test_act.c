@@ -653,6 +653,49 @@ static void throttle_with_nothing_to_lower(void **state)
 	assert_int_equal(mg_act_unthrottle(f->tree.fd, "memguard/run-1/task-404"), 0);
 }
 
+/* A fence raised step by step from what the task holds, kept saved, and
+ * lifted once it would reach the memory.high the task had before. */
+static void widen_raises_then_lifts(void **state)
+{
+	struct fixture *f = *state;
+
+	/* The fence is saved in a trusted xattr: root on a filesystem with them. */
+	ft_require_trusted_xattr(&f->tree, "mg_act_widen");
+	ft_mkdir(f->tree.fd, TASK);
+	set_high(f, "1900000000\n");
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 1700000000, GiB, 100000000), 1);
+	assert_high(f, "1800000000");
+
+	/* Held below the fence: from the fence. */
+	ft_write(f->tree.fd, TASK "/memory.current", "1790000000\n");
+	assert_int_equal(mg_act_widen(f->tree.fd, TASK, 50000000, "test"), 1);
+	assert_high(f, "1850000000");
+	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 1);
+	/* Over it (memory.high is a throttle): from what it holds. */
+	ft_write(f->tree.fd, TASK "/memory.current", "1860000000\n");
+	assert_int_equal(mg_act_widen(f->tree.fd, TASK, 20000000, "test"), 1);
+	assert_high(f, "1880000000");
+	/* Nothing to add: nothing done. */
+	assert_int_equal(mg_act_widen(f->tree.fd, TASK, 0, "test"), 0);
+	assert_high(f, "1880000000");
+	/* At the memory.high it had, the fence is lifted: saved value back, record gone. */
+	assert_int_equal(mg_act_widen(f->tree.fd, TASK, 20000000, "test"), 2);
+	assert_high(f, "1900000000");
+	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 0);
+
+	/* Without a memory.high of its own there is no ceiling. */
+	set_high(f, "max\n");
+	assert_int_equal(mg_act_throttle(f->tree.fd, TASK, 2 * GiB, GiB, 100 * MiB), 1);
+	ft_write(f->tree.fd, TASK "/memory.current", "0\n");
+	assert_int_equal(mg_act_widen(f->tree.fd, TASK, 64 * GiB, "test"), 1);
+	assert_high(f, "70971817984");
+	assert_int_equal(mg_act_is_throttled(f->tree.fd, TASK), 1);
+	assert_unthrottles_to(f, "max");
+
+	/* Gone: nothing to do, not an error. */
+	assert_int_equal(mg_act_widen(f->tree.fd, "memguard/run-1/task-404", GiB, "test"), 0);
+}
+
 /* Kernels without process_mrelease (before 5.15) or without pidfds (before
  * 5.3): the freeze fallback still kills, and mg_act_kill must still say how
  * many. A forked helper runs mg_act_kill under a seccomp filter that makes
@@ -762,6 +805,7 @@ int main(void)
 	        T(log_json_invalid_utf8),
 	        T(throttle_and_restore),
 	        T(throttle_with_nothing_to_lower),
+	        T(widen_raises_then_lifts),
 	        T(throttle_saves_in_trusted_xattr),
 	        T(forged_user_throttled_is_ignored),
 	};
