@@ -97,5 +97,7 @@ int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata);
  * reclaim cannot give back, it is marked pushed and the daemon decides at
  * once (mg_policy_fence_pushed). */
 void guards_watch_fence(struct daemon *d, struct watched *w);
+/* Its fence was raised: it pushes again only once the raised fence throttles it. */
+void guards_widened_fence(struct daemon *d, struct watched *w);
 void guards_unwatch_fence(struct daemon *d, struct watched *w);
 int guards_on_fence_event(sd_event_source *src, int fd, uint32_t revents, void *userdata);

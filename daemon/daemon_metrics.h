@@ -34,12 +34,13 @@ enum mg_metric_action {
 	MG_ACTION_KILL_FAILED,
 	MG_ACTION_DRY_RUN_KILL, /* a kill decided and only logged */
 	MG_ACTION_UNFENCE,
+	MG_ACTION_WIDEN, /* a fence raised (or lifted, at its old memory.high) */
 };
 
 /* From the verdict and what followed it: killed, a kill was carried out (or
- * logged in a dry run) for it; fenced, its victim is fenced now. FENCE
- * becomes a kill when no fence could be set, and a failed kill when that
- * failed too. */
+ * logged in a dry run) for it; fenced, its victim is fenced now (for WIDEN:
+ * no longer held by the fence it pushed against). FENCE becomes a kill when
+ * no fence could be set, and a failed kill when that failed too. */
 enum mg_metric_action mg_metric_action_of(enum mg_verdict v, bool killed, bool fenced, bool dry_run);
 
 /* Whether the metrics file is due: never written yet (written_usec 0),
@@ -49,7 +50,7 @@ bool mg_metrics_due(uint64_t written_usec, uint64_t now_usec, uint64_t interval_
 
 struct mg_daemon_metrics {
 	uint64_t kills[MG_SHORT_COUNT], fences[MG_SHORT_COUNT], dry_run_kills[MG_SHORT_COUNT];
-	uint64_t kill_failures, unfences;
+	uint64_t kill_failures, unfences, widenings;
 	uint64_t start_time_sec;  /* realtime */
 	uint64_t last_freed_usec; /* decision to kill done, of the latest kill; 0: none yet */
 	uint64_t mem_available;   /* at the latest decision */

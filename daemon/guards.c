@@ -229,20 +229,43 @@ int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
-void guards_watch_fence(struct daemon *d, struct watched *w)
+/* Counts the fence's throttling from now: memory.events "high" as it is. */
+static int rebase_fence(struct daemon *d, struct watched *w)
 {
 	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
 	struct mg_memory_events ev = {0};
+	int r;
+
+	if (cg < 0)
+		return cg;
+	if ((r = mg_cg_read_memory_events(cg, &ev)) < 0)
+		return r;
+	w->fence_high_events = ev.high;
+	w->pushed = false;
+	return 0;
+}
+
+void guards_watch_fence(struct daemon *d, struct watched *w)
+{
 	char file[sizeof(d->mount) + sizeof(w->e.path) + 32];
 
-	if (w->fence_wd >= 0 || cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0)
+	if (w->fence_wd >= 0 || rebase_fence(d, w) < 0)
 		return;
 	snprintf(file, sizeof(file), "%s/%s/memory.events", d->mount, w->e.path);
-	w->fence_high_events = ev.high;
 	w->fence_wd = inotify_add_watch(d->fence_fd, file, IN_MODIFY);
 	if (w->fence_wd < 0)
 		mg_log_errno(LOG_WARNING, -errno, "watch %s: %m; its fence holds until memory is very short",
 		             file);
+}
+
+void guards_widened_fence(struct daemon *d, struct watched *w)
+{
+	int r = rebase_fence(d, w);
+
+	/* Unread, the old count stands: the raised fence still judges by what it holds. */
+	if (r < 0 && r != -ENOENT)
+		mg_log_errno(LOG_WARNING, r, "read memory.events of %s: %m", w->e.path);
+	w->pushed = false;
 }
 
 void guards_unwatch_fence(struct daemon *d, struct watched *w)

@@ -120,6 +120,19 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
 	return true;
 }
 
+/* Raises the victim's fence; lifts it when that reaches its old memory.high. */
+static void widen(struct daemon *d, struct watched *v, uint64_t allowance, const char *why)
+{
+	int r = mg_act_widen(d->mountfd, v->e.path, allowance, why);
+
+	if (r == 1) {
+		guards_widened_fence(d, v);
+	} else if (r == 2) {
+		v->throttled = v->pushed = false;
+		guards_unwatch_fence(d, v);
+	}
+}
+
 static void kill_victim(struct daemon *d, struct watched *v, const struct mg_guarded *snap, const char *why,
                         uint64_t now_usec)
 {
@@ -268,6 +281,9 @@ int daemon_evaluate(struct daemon *d)
 			/* No fence could be set: the kill it stood in for. */
 			if (!fence(d, v, &snaps[dec.victim], dec.allowance))
 				kill_victim(d, v, &snaps[dec.victim], dec.why, node.now_usec);
+			break;
+		case MG_VERDICT_WIDEN:
+			widen(d, v, dec.allowance, dec.why);
 			break;
 		case MG_VERDICT_KILL:
 			kill_victim(d, v, &snaps[dec.victim], dec.why, node.now_usec);

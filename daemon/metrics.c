@@ -38,6 +38,8 @@ enum mg_metric_action mg_metric_action_of(enum mg_verdict v, bool killed, bool f
 	switch (v) {
 	case MG_VERDICT_UNFENCE:
 		return MG_ACTION_UNFENCE;
+	case MG_VERDICT_WIDEN:
+		return fenced ? MG_ACTION_WIDEN : MG_ACTION_NONE;
 	case MG_VERDICT_FENCE:
 		if (!killed)
 			return fenced ? MG_ACTION_FENCE : MG_ACTION_KILL_FAILED;
@@ -78,6 +80,9 @@ void mg_daemon_metrics_count(struct mg_daemon_metrics *m, enum mg_metric_action 
 		break;
 	case MG_ACTION_UNFENCE:
 		m->unfences++;
+		break;
+	case MG_ACTION_WIDEN:
+		m->widenings++;
 		break;
 	case MG_ACTION_NONE:
 		break;
@@ -130,6 +135,10 @@ void mg_daemon_metrics_format(const struct mg_daemon_metrics *m, struct mg_metri
 	mg_metrics_family(out, "memguardd_unfences_total", "counter",
 	                  "Times memory was back and every fence was lifted.");
 	mg_metrics_sample_u64(out, "memguardd_unfences_total", NULL, m->unfences);
+	mg_metrics_family(out, "memguardd_fence_widenings_total", "counter",
+	                  "Fences raised because their task pushed against them while MemAvailable was "
+	                  "above available_min.");
+	mg_metrics_sample_u64(out, "memguardd_fence_widenings_total", NULL, m->widenings);
 	if (m->last_freed_usec) {
 		mg_metrics_family(out, "memguardd_last_kill_seconds", "gauge",
 		                  "Time from the decision to the latest kill carried out, its memory "
@@ -150,13 +159,14 @@ void daemon_metrics_update(struct daemon *d, const struct mg_node_state *node, c
 	struct mg_daemon_metrics *m = &d->metrics;
 	/* kill_victim() and kill_outsider() set last_kill_usec to the decision's
 	 * time when the kill was carried out (or logged, in a dry run); fence()
-	 * sets throttled. */
+	 * sets throttled; widen() clears pushed. */
 	bool killed = d->last_kill_usec == node->now_usec;
-	bool fenced = dec->victim >= 0 && (size_t)dec->victim < d->nw && d->w[dec->victim].throttled;
+	const struct watched *v = dec->victim >= 0 && (size_t)dec->victim < d->nw ? &d->w[dec->victim] : NULL;
+	bool fenced = v && (dec->verdict == MG_VERDICT_WIDEN ? !v->pushed : v->throttled);
 	enum mg_metric_action action = mg_metric_action_of(dec->verdict, killed, fenced, d->policy.dry_run);
 
 	/* Fences and kills come only when memory is short, so one rule held. */
-	bool short_ = action != MG_ACTION_NONE && action != MG_ACTION_UNFENCE;
+	bool short_ = action != MG_ACTION_NONE && action != MG_ACTION_UNFENCE && action != MG_ACTION_WIDEN;
 
 	mg_daemon_metrics_count(m, action, short_ ? mg_short_reason_of(&d->policy, node) : MG_SHORT_COUNT);
 	if (action == MG_ACTION_KILL)

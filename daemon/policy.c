@@ -61,8 +61,44 @@ bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_stat
 	       floor_ahead(p, node);
 }
 
+/* What a fence lets its task take: MG_FENCE_SPARE_NUM/DEN of what the node
+ * can spare above the hard floor at MemAvailable avail (>= the floor). */
+static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
+{
+	return (uint64_t)((unsigned __int128)(avail - mg_policy_hard_floor(p)) * MG_FENCE_SPARE_NUM /
+	                  MG_FENCE_SPARE_DEN);
+}
+
+/* A fence pushed against while MemAvailable alone does not say memory is
+ * short is raised rather than judged: WIDEN the first such cgroup. Returns
+ * whether it did; context (may be "") ends the reason. */
+static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
+                         const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
+{
+	uint64_t avail = node->mem.mem_available;
+	char a[MG_SIZE_STRLEN], m[MG_SIZE_STRLEN], w[MG_SIZE_STRLEN];
+
+	if (avail < p->available_min || falls_to_within_lead(p, node, p->available_min))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!g[i].fenced || !g[i].pushed)
+			continue;
+		ret->verdict = MG_VERDICT_WIDEN;
+		ret->victim = (long)i;
+		ret->allowance = fence_allowance(p, avail);
+		snprintf(ret->why, sizeof(ret->why),
+		         "it pushed against its fence while MemAvailable %s is above available_min (%s): "
+		         "raised by %s%s%s",
+		         mg_size_format(avail, a), mg_size_format(p->available_min, m),
+		         mg_size_format(ret->allowance, w), context[0] ? "; " : "", context);
+		return true;
+	}
+	return false;
+}
+
 /* Memory is not short: lift the fences once MemAvailable is well above the
- * floors and the settle time is over, so they do not flap. */
+ * floors and the settle time is over, so they do not flap; before that,
+ * raise one a task pushes against. */
 static void decide_calm(const struct mg_policy *p, const struct mg_node_state *node,
                         const struct mg_guarded *g, size_t n, struct mg_decision *ret)
 {
@@ -70,8 +106,10 @@ static void decide_calm(const struct mg_policy *p, const struct mg_node_state *n
 	char a[MG_SIZE_STRLEN];
 	size_t fenced = 0;
 
-	if (avail < p->available_pressure || node->now_usec - node->last_kill_usec < p->settle_usec)
+	if (avail < p->available_pressure || node->now_usec - node->last_kill_usec < p->settle_usec) {
+		(void)widen_pushed(p, node, g, n, "", ret);
 		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		fenced += g[i].fenced;
 	if (!fenced)
@@ -102,8 +140,7 @@ static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_
 		return MG_VERDICT_KILL;
 	if (v->fenced)
 		return MG_VERDICT_HOLD;
-	*ret_allowance =
-	        (uint64_t)((unsigned __int128)(avail - hard) * MG_FENCE_SPARE_NUM / MG_FENCE_SPARE_DEN);
+	*ret_allowance = fence_allowance(p, avail);
 	return MG_VERDICT_FENCE;
 }
 
@@ -159,6 +196,7 @@ bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t no
 
 const char *mg_verdict_name(enum mg_verdict v)
 {
+	/* clang-format off */
 	static const char *const names[] = {
 	        [MG_VERDICT_CALM] = "calm",
 	        [MG_VERDICT_UNFENCE] = "unfence",
@@ -167,9 +205,11 @@ const char *mg_verdict_name(enum mg_verdict v)
 	        [MG_VERDICT_OUTSIDER] = "outsider",
 	        [MG_VERDICT_HOLD] = "hold",
 	        [MG_VERDICT_FENCE] = "fence",
+	        [MG_VERDICT_WIDEN] = "widen",
 	        [MG_VERDICT_KILL] = "kill",
 	        [MG_VERDICT_KILL_OUTSIDER] = "kill outsider",
 	};
+	/* clang-format on */
 
 	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "invalid";
 }
@@ -212,6 +252,9 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	         full % 100, node->trigger_fired ? " (PSI trigger fired)" : "", mg_size_format(avail, a),
 	         falling);
 	snprintf(ret->why, sizeof(ret->why), "%s", context);
+	/* Before anyone is judged: the pressure may be that fence's own throttling. */
+	if (widen_pushed(p, node, g, n, context, ret))
+		return;
 	if (node->last_kill_usec && node->now_usec - node->last_kill_usec < p->settle_usec &&
 	    avail >= mg_policy_hard_floor(p)) {
 		ret->verdict = MG_VERDICT_SETTLING;

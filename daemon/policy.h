@@ -76,6 +76,8 @@ enum mg_verdict {
 	                         touched, the offender is named */
 	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
+	MG_VERDICT_WIDEN,     /* the victim pushes against its fence while MemAvailable is not short by
+	                         itself: raise the fence by allowance (memory short or not) */
 	MG_VERDICT_KILL,
 	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min (or falls to it
 	                             within lead_usec) and kill_outside is on: kill the outsider's worst
@@ -99,8 +101,8 @@ const char *mg_verdict_name(enum mg_verdict v);
 
 struct mg_decision {
 	enum mg_verdict verdict;
-	long victim;        /* index into the snapshot for HOLD, FENCE and KILL, else -1 */
-	uint64_t allowance; /* FENCE: what the node can spare above the hard floor, else 0 */
+	long victim;        /* index into the snapshot for HOLD, FENCE, WIDEN and KILL, else -1 */
+	uint64_t allowance; /* FENCE and WIDEN: what the node can spare above the hard floor, else 0 */
 	char why[512];      /* the numbers behind the verdict, in words; the same for HOLD, FENCE and KILL
 	                       of one victim, so a fence that cannot be set becomes a kill as it stands */
 };
@@ -122,8 +124,14 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
 
 /* Decides. Memory not short (mg_policy_needs_memory false): UNFENCE when a
  * cgroup is fenced, MemAvailable >= available_pressure and settle_usec has
- * passed since the last kill (so fences do not flap), else CALM; only the
- * fenced flags of g are read then. Memory short: SETTLING within settle_usec
+ * passed since the last kill (so fences do not flap); else WIDEN as below;
+ * else CALM. Only the flags of g are read then.
+ * A fence pushed against while MemAvailable is at or above available_min and
+ * not falling to it within lead_usec is raised, memory short or not: WIDEN
+ * the first such cgroup, allowance as for FENCE. Its task is finite or
+ * memory would be short by MemAvailable, and its own throttling counts in
+ * the node's PSI: judged by pressure, a fence would make its own kill.
+ * Memory short: SETTLING within settle_usec
  * of the last kill, unless MemAvailable is below the hard floor. Else the
  * victim is the eligible cgroup (populated, not protected, no failed kill,
  * current > 0) furthest over its share (memory.current / share, in 1%

@@ -9,6 +9,10 @@
 #     spare above the hard floor, and is killed through the event (its
 #     memory.events "high" count rising with anon at the fence), not a later
 #     PSI window or the hard floor.
+#  4. A big task fenced while another held memory, which then needs one more
+#     step after that memory came back: it pushes against its fence while
+#     MemAvailable is above available_min, so the fence is raised, not judged
+#     by a pressure its own throttling makes, and the task finishes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon_lib.sh"
 
@@ -86,4 +90,52 @@ killed=$(line "killing cgroup memguard/run-.*/task-3")
 	fail "want task-3 fenced, seen pushing through memory.events, killed (lines: '$throttled' '$pushed' '$killed')"
 [ "$throttled" -lt "$pushed" ] && [ "$pushed" -lt "$killed" ] || fail "fenced, pushed, killed: not in that order"
 assert_eq "$(wc -l <"$work/kills.jsonl")" 1 "exactly one kill"
+assert_no_leftover
+
+# 4. available_min 200 MiB (hard floor 100 MiB); the pressure band reaches to
+# just below this guest's MemAvailable, so the fence is not lifted while the
+# big task lives, and pressure alone (a trigger only for a 90% stall, no avg10
+# rule) does not fence it early with a wider allowance. Task 0 takes B MiB;
+# task 1 then takes enough to leave about 150 MiB, so task 0, the furthest
+# over its share, is fenced near B + 75 MiB. Task 1 lets go; task 0 then
+# takes 150 MiB more, past its fence, with MemAvailable above 250 MiB. The
+# steps wait on each other (the fence in the log, memory.current), not on the
+# clock.
+: >"$work/daemon.log"
+rm -f "$work/kills.jsonl"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+((avail > 600)) || fail "MemAvailable is only $avail MiB: too little for this test"
+start_daemon "throttle = yes
+available_min = 200M
+available_pressure = $((avail - 20))M
+trigger_stall = 450ms
+trigger_window = 500ms
+pressure_full_avg10 = 0%"
+big=$(((avail - 150) * 6 / 10))
+filler=$((avail - 150 - big))
+echo "    MemAvailable $avail MiB: task 0 takes $big MiB then 150 more, task 1 $filler MiB between"
+# wait_for CONDITION: up to 60 s, else the task fails with 3.
+wait_for='wait_for() { i=0; until eval "$1"; do i=$((i + 1)); [ $i -lt 600 ] || exit 3; sleep 0.1; done; }'
+fenced="grep -q 'throttling cgroup memguard/run-.*/task-0' '$work/daemon.log'"
+# A sibling task's memory.current, 0 once its cgroup is gone.
+sibling='cat "/sys/fs/cgroup$(dirname "$(cut -d: -f3 /proc/self/cgroup)")/task-$1/memory.current" 2>/dev/null || echo 0'
+run_tasks "$work/r4.json" "[0, 0]" 0 -n 2 --elastic --mem "${avail}M" -- sh -c "$wait_for
+	sibling() { $sibling; }
+	if [ \"\$MEMGUARD_TASK\" = 0 ]; then
+		$memhog -H 600000 $big & hog=\$!
+		wait_for \"$fenced\"
+		wait_for '[ \$(sibling 1) -lt $((32 << 20)) ]'
+		$memhog 150 || exit 4
+		kill \$hog
+	else
+		wait_for '[ \$(sibling 0) -ge $((big << 20)) ]'
+		$memhog -H 600000 $filler & hog=\$!
+		wait_for \"$fenced\"
+		kill \$hog
+	fi"
+assert_contains "$work/daemon.log" "throttling cgroup memguard/run-.*/task-0" "task 0 was fenced"
+assert_contains "$work/daemon.log" "widening the fence of cgroup memguard/run-.*/task-0: .*it pushed against its fence while MemAvailable" "task 0's fence was raised"
+[ ! -s "$work/kills.jsonl" ] || { cat "$work/kills.jsonl"; fail "something was killed"; }
 assert_no_leftover

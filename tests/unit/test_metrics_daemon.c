@@ -68,6 +68,8 @@ static void verdict_outcomes(void **state)
 	        {MG_VERDICT_OUTSIDER, false, false, false, MG_ACTION_NONE},
 	        {MG_VERDICT_HOLD, false, true, false, MG_ACTION_NONE},
 	        {MG_VERDICT_UNFENCE, false, false, false, MG_ACTION_UNFENCE},
+	        {MG_VERDICT_WIDEN, false, true, false, MG_ACTION_WIDEN},
+	        {MG_VERDICT_WIDEN, false, false, false, MG_ACTION_NONE}, /* could not be raised */
 	        {MG_VERDICT_FENCE, false, true, false, MG_ACTION_FENCE},
 	        {MG_VERDICT_FENCE, true, false, false, MG_ACTION_KILL},         /* no fence: killed */
 	        {MG_VERDICT_FENCE, false, false, false, MG_ACTION_KILL_FAILED}, /* neither */
@@ -124,6 +126,7 @@ static void counts_land_under_their_reason(void **state)
 	mg_daemon_metrics_count(&m, MG_ACTION_DRY_RUN_KILL, MG_SHORT_AVAILABLE_MIN);
 	mg_daemon_metrics_count(&m, MG_ACTION_KILL_FAILED, MG_SHORT_PRESSURE);
 	mg_daemon_metrics_count(&m, MG_ACTION_UNFENCE, MG_SHORT_COUNT);
+	mg_daemon_metrics_count(&m, MG_ACTION_WIDEN, MG_SHORT_COUNT);
 	mg_daemon_metrics_count(&m, MG_ACTION_NONE, MG_SHORT_COUNT);
 	assert_true(m.kills[MG_SHORT_PRESSURE] == 2);
 	assert_true(m.kills[MG_SHORT_AVAILABLE_MIN] == 1);
@@ -133,6 +136,7 @@ static void counts_land_under_their_reason(void **state)
 	assert_true(m.dry_run_kills[MG_SHORT_AVAILABLE_MIN] == 1);
 	assert_true(m.kill_failures == 1);
 	assert_true(m.unfences == 1);
+	assert_true(m.widenings == 1);
 }
 
 /* Each line of want is in text, whole. */
@@ -158,6 +162,7 @@ static void the_text(void **state)
 	        .mem_available = 123456789,
 	        .kill_failures = 2,
 	        .unfences = 3,
+	        .widenings = 7,
 	};
 	struct mg_metrics out = MG_METRICS_INIT;
 	static const char *const want[] = {
@@ -177,6 +182,8 @@ static void the_text(void **state)
 	        "memguardd_dry_run_kills_total{reason=\"falling\"} 0",
 	        "memguardd_kill_failures_total 2",
 	        "memguardd_unfences_total 3",
+	        "# TYPE memguardd_fence_widenings_total counter",
+	        "memguardd_fence_widenings_total 7",
 	        NULL,
 	};
 

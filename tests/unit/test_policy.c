@@ -823,6 +823,86 @@ static void decide_settling_before_fence(void **state)
 	assert_true(d.allowance == 0);
 }
 
+/* A fence pushed against while MemAvailable alone does not say memory is
+ * short is raised, memory short or not; below available_min, or falling to
+ * it within the lead, the task that pushes is killed. available_min 64 MiB,
+ * hard floor 32 MiB, available_pressure 256 MiB; task 1 is the worst. */
+static void decide_widen_table(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t available;
+		bool pressure;           /* full avg10 38% rather than 0 */
+		uint64_t fall_bps, lead; /* MemAvailable's fall, and the lead */
+		uint64_t since_kill;     /* 0: never killed */
+		unsigned fenced, pushed; /* bit k: task k */
+		enum mg_verdict verdict;
+		long victim;
+		uint64_t allowance;
+	} cases[] = {
+	        {"calm in the pressure band, pushed: widen", 200 * MiB, false, 0, 0, 0, 2, 2,
+	         MG_VERDICT_WIDEN, 1, 126 * MiB},
+	        {"under pressure in the band, pushed: widen before anyone is judged", 200 * MiB, true, 0, 0,
+	         0, 2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB},
+	        {"exactly at available_min: widen", 64 * MiB, true, 0, 0, 0, 2, 2, MG_VERDICT_WIDEN, 1,
+	         24 * MiB},
+	        {"just below available_min: kill", 64 * MiB - 1, true, 0, 0, 0, 2, 2, MG_VERDICT_KILL, 1, 0},
+	        /* 100 MiB/s for 250 ms is 25 MiB. */
+	        {"falling to available_min within the lead: kill", 80 * MiB, true, 100 * MiB, SEC / 4, 0, 2,
+	         2, MG_VERDICT_KILL, 1, 0},
+	        {"falling, available_min beyond the lead: widen", 100 * MiB, true, 100 * MiB, SEC / 4, 0, 2,
+	         2, MG_VERDICT_WIDEN, 1, 51 * MiB},
+	        {"falling fast, lead off: widen", 100 * MiB, true, GiB, 0, 0, 2, 2, MG_VERDICT_WIDEN, 1,
+	         51 * MiB},
+	        {"fenced, not pushed, under pressure: hold", 200 * MiB, true, 0, 0, 0, 2, 0, MG_VERDICT_HOLD,
+	         1, 0},
+	        {"fenced, not pushed, calm: nothing", 200 * MiB, false, 0, 0, 0, 2, 0, MG_VERDICT_CALM, -1,
+	         0},
+	        {"the worst is held, another pushes: widen that one", 200 * MiB, true, 0, 0, 0, 3, 1,
+	         MG_VERDICT_WIDEN, 0, 126 * MiB},
+	        {"memory back, settle over: lift every fence instead", 300 * MiB, false, 0, 0, 0, 2, 2,
+	         MG_VERDICT_UNFENCE, -1, 0},
+	        {"memory back within the settle time: widen", 300 * MiB, false, 0, 0, SEC, 2, 2,
+	         MG_VERDICT_WIDEN, 1, 201 * MiB},
+	        {"within the settle time, under pressure: widen rather than wait", 200 * MiB, true, 0, 0, SEC,
+	         2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB},
+	        {"pushed without a fence: nothing to widen", 200 * MiB, false, 0, 0, 0, 0, 2, MG_VERDICT_CALM,
+	         -1, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node();
+		struct mg_guarded g[] = {task(GiB, GiB, 0), task(3 * GiB, GiB, 0)};
+		struct mg_decision d;
+
+		p.throttle = true;
+		p.lead_usec = cases[i].lead;
+		node.mem.mem_available = cases[i].available;
+		node.psi.full.avg10 = cases[i].pressure ? 3800 : 0;
+		node.available_fall_bps = cases[i].fall_bps;
+		node.last_kill_usec = cases[i].since_kill ? node.now_usec - cases[i].since_kill : 0;
+		for (unsigned k = 0; k < 2; k++) {
+			g[k].fenced = cases[i].fenced >> k & 1;
+			g[k].pushed = cases[i].pushed >> k & 1;
+		}
+		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+		if (d.verdict != cases[i].verdict || d.victim != cases[i].victim ||
+		    d.allowance != cases[i].allowance)
+			print_error("case %zu (%s): %s of %ld by %" PRIu64 ", want %s of %ld by %" PRIu64
+			            "\n",
+			            i, cases[i].what, mg_verdict_name(d.verdict), d.victim, d.allowance,
+			            mg_verdict_name(cases[i].verdict), cases[i].victim, cases[i].allowance);
+		assert_int_equal(d.verdict, cases[i].verdict);
+		assert_int_equal(d.victim, cases[i].victim);
+		assert_true(d.allowance == cases[i].allowance);
+		assert_int_equal(strstr(d.why, "pushed against its fence while MemAvailable") != NULL,
+		                 d.verdict == MG_VERDICT_WIDEN);
+		if (d.verdict == MG_VERDICT_KILL)
+			ft_assert_contains(d.why, "it pushed against its fence");
+	}
+}
+
 /* The life of a fence, as memguardd carries the verdicts out. */
 static void decide_fence_lifecycle(void **state)
 {
@@ -846,8 +926,16 @@ static void decide_fence_lifecycle(void **state)
 	assert_int_equal(d.verdict, MG_VERDICT_HOLD);
 	assert_int_equal(d.victim, 1);
 
-	/* It pushes against the fence: kill. */
+	/* It pushes against the fence with MemAvailable above available_min: the fence is raised. */
 	g[1].pushed = true;
+	node.now_usec += SEC;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_WIDEN);
+	assert_int_equal(d.victim, 1);
+	assert_true(d.allowance == 51 * MiB);
+
+	/* It pushes against the raised fence, MemAvailable now below available_min: kill. */
+	node.mem.mem_available = 50 * MiB;
 	node.now_usec += SEC;
 	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 	assert_int_equal(d.verdict, MG_VERDICT_KILL);
@@ -859,6 +947,7 @@ static void decide_fence_lifecycle(void **state)
 	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 	assert_int_equal(d.verdict, MG_VERDICT_FENCE);
 	assert_int_equal(d.victim, 0);
+	assert_true(d.allowance == 27 * MiB / 2);
 
 	/* Memory is back, but task 1 is still fenced: lift the fences. */
 	node.mem.mem_available = 600 * MiB;
@@ -1518,6 +1607,7 @@ int main(void)
 	        cmocka_unit_test(decide_four_elastic_tasks),
 	        cmocka_unit_test(decide_kill_failed_passed_over),
 	        cmocka_unit_test(decide_fence_or_kill_table),
+	        cmocka_unit_test(decide_widen_table),
 	        cmocka_unit_test(decide_fenced_worst_is_held),
 	        cmocka_unit_test(decide_settling_before_fence),
 	        cmocka_unit_test(decide_fence_lifecycle),
