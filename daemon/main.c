@@ -152,6 +152,8 @@ static void kill_victim(struct daemon *d, struct watched *v, const struct mg_gua
 		return;
 	}
 	d->last_kill_usec = now_usec;
+	/* Killed (or gone): nothing there pushes any more, so nothing to widen as memory comes back. */
+	v->pushed = false;
 	if (killed > 0 && !rec.dry_run)
 		sd_notifyf(false, "STATUS=last kill: %s", rec.path);
 }

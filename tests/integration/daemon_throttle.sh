@@ -89,6 +89,10 @@ killed=$(line "killing cgroup memguard/run-.*/task-3")
 [ -n "$throttled" ] && [ -n "$pushed" ] && [ -n "$killed" ] ||
 	fail "want task-3 fenced, seen pushing through memory.events, killed (lines: '$throttled' '$pushed' '$killed')"
 [ "$throttled" -lt "$pushed" ] && [ "$pushed" -lt "$killed" ] || fail "fenced, pushed, killed: not in that order"
+# Memory comes back once it is killed: its fence is not raised on the way out.
+if grep -q "widening the fence of cgroup memguard/run-.*/task-3" "$work/daemon.log"; then
+	fail "the killed runaway's fence was raised"
+fi
 assert_eq "$(wc -l <"$work/kills.jsonl")" 1 "exactly one kill"
 assert_no_leftover
 
