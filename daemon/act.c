@@ -241,17 +241,21 @@ int mg_act_throttle(int mountfd, const char *path, uint64_t current, uint64_t sh
 	return 1;
 }
 
-/* The memory.high that mg_act_throttle saved; "max" when it is missing or
- * not a plausible limit (an older memguardd wrote "1"). */
-static void saved_high(int cgfd, char *buf, size_t size)
+/* The memory.high that mg_act_throttle saved, into buf and returned in
+ * bytes; "max" (MG_SIZE_UNLIMITED) when it is missing or not a plausible
+ * limit (an older memguardd wrote "1"). */
+static uint64_t saved_high(int cgfd, char *buf, size_t size)
 {
 	uint64_t bytes;
 
 	if (mg_contract_get_fence(cgfd, buf, size) > 0) {
-		if (strcmp(buf, "max") == 0 || (mg_parse_u64(buf, &bytes) == 0 && bytes >= MG_MIN_HIGH_BYTES))
-			return;
+		if (strcmp(buf, "max") == 0)
+			return MG_SIZE_UNLIMITED;
+		if (mg_parse_u64(buf, &bytes) == 0 && bytes >= MG_MIN_HIGH_BYTES)
+			return bytes;
 	}
 	snprintf(buf, size, "max");
+	return MG_SIZE_UNLIMITED;
 }
 
 /* Lifts the fence of cgfd (path): memory.high back to its saved value. */
@@ -282,20 +286,22 @@ int mg_act_widen(int mountfd, const char *path, uint64_t allowance, const char *
 {
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, path);
 	char saved[32], h[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], err[PATH_MAX + 128];
-	uint64_t fence, current, limit = MG_SIZE_UNLIMITED, high;
+	uint64_t fence, current, limit, high;
 	int r;
 
+	if (cgfd == -ENOENT)
+		return 0;
 	if (cgfd < 0)
-		return cgfd == -ENOENT ? 0 : cgfd;
+		return mg_log_errno(LOG_WARNING, cgfd, "open cgroup %s: %m", path);
 	if ((r = mg_cg_read_u64(cgfd, "memory.high", &fence)) < 0 ||
 	    (r = mg_cg_read_u64(cgfd, "memory.current", &current)) < 0)
-		return r;
+		return r == -ENODEV ? 0 /* removed meanwhile */
+		                    : mg_log_errno(LOG_WARNING, r,
+		                                   "read the memory.high and memory.current of %s: %m", path);
 	/* From what it holds: memory.high is a throttle, not a wall, so it may hold more. */
 	high = current > fence ? current : fence;
 	high = allowance > UINT64_MAX - high ? UINT64_MAX : high + allowance;
-	saved_high(cgfd, saved, sizeof(saved));
-	if (strcmp(saved, "max") != 0)
-		(void)mg_parse_u64(saved, &limit);
+	limit = saved_high(cgfd, saved, sizeof(saved));
 	/* Never above the memory.high it had: there the fence is no more. */
 	if (high >= limit)
 		return (r = restore_high(cgfd, path)) < 0 ? r : 2;

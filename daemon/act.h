@@ -49,7 +49,8 @@ int mg_act_is_throttled(int mountfd, const char *path);
  * the node has memory to spare can go on, and logs why; trusted.memguard.fence keeps the
  * memory.high from before the first fence. Returns 1 when raised, 2 when
  * that reaches the saved memory.high and the fence is lifted instead (as
- * mg_act_unthrottle), 0 when gone or there is nothing to raise, or -errno. */
+ * mg_act_unthrottle), 0 when gone or there is nothing to raise, or -errno
+ * (logged). */
 int mg_act_widen(int mountfd, const char *path, uint64_t allowance, const char *why);
 
 /* Appends one JSON line for rec to path, creating its directory; error < 0

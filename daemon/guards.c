@@ -241,7 +241,6 @@ static int rebase_fence(struct daemon *d, struct watched *w)
 	if ((r = mg_cg_read_memory_events(cg, &ev)) < 0)
 		return r;
 	w->fence_high_events = ev.high;
-	w->pushed = false;
 	return 0;
 }
 

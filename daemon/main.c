@@ -83,6 +83,7 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 		ret[i].fenced = d->w[i].throttled;
 		ret[i].pushed = d->w[i].pushed;
 		ret[i].kill_failed = d->w[i].kill_failed;
+		ret[i].widen_failed = d->w[i].widen_failed;
 		if (memory_short) {
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
 			ret[i].protected_ =
@@ -92,21 +93,26 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 	return d->nw;
 }
 
+/* Its fence is lifted: memory.high is what it was. */
+static void fence_lifted(struct daemon *d, struct watched *w)
+{
+	w->throttled = w->pushed = false;
+	guards_unwatch_fence(d, w);
+}
+
 /* Memory came back: lift every fence. */
 static void unfence_all(struct daemon *d)
 {
 	for (size_t i = 0; i < d->nw; i++)
-		if (d->w[i].throttled && mg_act_unthrottle(d->mountfd, d->w[i].e.path) >= 0) {
-			d->w[i].throttled = d->w[i].pushed = false;
-			guards_unwatch_fence(d, &d->w[i]);
-		}
+		if (d->w[i].throttled && mg_act_unthrottle(d->mountfd, d->w[i].e.path) >= 0)
+			fence_lifted(d, &d->w[i]);
 }
 
-/* Memory is not short: a cgroup whose kill failed may be tried again. */
-static void forget_failed_kills(struct daemon *d)
+/* Memory is not short: a cgroup whose kill or fence raising failed may be tried again. */
+static void forget_failures(struct daemon *d)
 {
 	for (size_t i = 0; i < d->nw; i++)
-		d->w[i].kill_failed = false;
+		d->w[i].kill_failed = d->w[i].widen_failed = false;
 }
 
 /* Sets the victim's fence; false when it could not be set. */
@@ -120,17 +126,21 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
 	return true;
 }
 
-/* Raises the victim's fence; lifts it when that reaches its old memory.high. */
+/* Raises the victim's fence; lifts it when that reaches its old memory.high.
+ * A raise that failed is not tried again until memory is calm: while it is
+ * short, the others are judged meanwhile. */
 static void widen(struct daemon *d, struct watched *v, uint64_t allowance, const char *why)
 {
 	int r = mg_act_widen(d->mountfd, v->e.path, allowance, why);
 
-	if (r == 1) {
+	if (r == 2)
+		fence_lifted(d, v);
+	else if (r == 1)
 		guards_widened_fence(d, v);
-	} else if (r == 2) {
-		v->throttled = v->pushed = false;
-		guards_unwatch_fence(d, v);
-	}
+	else if (r == 0)
+		v->pushed = false; /* gone */
+	else
+		v->widen_failed = true;
 }
 
 static void kill_victim(struct daemon *d, struct watched *v, const struct mg_guarded *snap, const char *why,
@@ -261,10 +271,10 @@ int daemon_evaluate(struct daemon *d)
 		switch (dec.verdict) {
 		case MG_VERDICT_UNFENCE:
 			unfence_all(d);
-			forget_failed_kills(d);
+			forget_failures(d);
 			break;
 		case MG_VERDICT_CALM:
-			forget_failed_kills(d);
+			forget_failures(d);
 			break;
 		case MG_VERDICT_SETTLING:
 		case MG_VERDICT_HOLD: /* fenced in: it may stay while it does not push against the fence */

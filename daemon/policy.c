@@ -70,24 +70,26 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
 }
 
 /* A fence pushed against while MemAvailable alone does not say memory is
- * short is raised rather than judged: WIDEN the first such cgroup. Returns
- * whether it did; context (may be "") ends the reason. */
+ * short is raised rather than judged: WIDEN the first such cgroup. Not one
+ * whose kill failed (it would be passed over when memory is short) or whose
+ * raising failed, and not in a dry run (which writes no fence). Returns whether it did; context (may
+ * be "") ends the reason. */
 static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {
 	uint64_t avail = node->mem.mem_available;
 	char a[MG_SIZE_STRLEN], m[MG_SIZE_STRLEN], w[MG_SIZE_STRLEN];
 
-	if (avail < p->available_min || falls_to_within_lead(p, node, p->available_min))
+	if (p->dry_run || avail < p->available_min || falls_to_within_lead(p, node, p->available_min))
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		if (!g[i].fenced || !g[i].pushed)
+		if (!g[i].fenced || !g[i].pushed || g[i].kill_failed || g[i].widen_failed)
 			continue;
 		ret->verdict = MG_VERDICT_WIDEN;
 		ret->victim = (long)i;
 		ret->allowance = fence_allowance(p, avail);
 		snprintf(ret->why, sizeof(ret->why),
-		         "it pushed against its fence while MemAvailable %s is above available_min (%s): "
+		         "it pushed against its fence while MemAvailable %s is not below available_min (%s): "
 		         "raised by %s%s%s",
 		         mg_size_format(avail, a), mg_size_format(p->available_min, m),
 		         mg_size_format(ret->allowance, w), context[0] ? "; " : "", context);
@@ -123,7 +125,9 @@ static void decide_calm(const struct mg_policy *p, const struct mg_node_state *n
  * at its usage plus most of what the node can spare above the hard floor. A task
  * that was only going to grow a little more (a big but finite job) then
  * finishes; one that keeps growing meets the fence while the node still has
- * the rest of its spare, is seen pushing (its memory.events), and is killed.
+ * the rest of its spare, is seen pushing (its memory.events), and is killed
+ * (once MemAvailable is below available_min: before, widen_pushed raises
+ * the fence).
  * Unless lead_kill is on and MemAvailable would reach the hard floor within
  * the lead: the others go on taking memory while a fence holds one, so it
  * would be met too late; *ret_lead says that this alone made it a kill. */

@@ -21,12 +21,14 @@ struct mg_guarded {
 	uint64_t share;      /* its share (launcher's xattr, else memory.max), 0 when unknown */
 	uint64_t growth_bps; /* bytes per second since the previous snapshot, 0 when shrinking */
 	bool populated;
-	bool protected_;  /* holds a protected process: never a victim */
-	bool fenced;      /* its memory.high is lowered by us: lift it when memory is back */
-	bool pushed;      /* since it was fenced, the fence throttles what reclaim cannot give back
-	                     (mg_policy_fence_pushed): it stalls against the fence */
-	bool kill_failed; /* a kill of it failed while memory was short: pass it over, so the next worst
-	                     can go */
+	bool protected_;   /* holds a protected process: never a victim */
+	bool fenced;       /* its memory.high is lowered by us: lift it when memory is back */
+	bool pushed;       /* since it was fenced (or its fence last raised), the fence throttles what
+	                      reclaim cannot give back (mg_policy_fence_pushed): it stalls against it */
+	bool kill_failed;  /* a kill of it failed while memory was short: pass it over, so the next worst
+	                      can go */
+	bool widen_failed; /* raising its fence failed: not tried again until memory is calm, so the
+	                      others are judged meanwhile */
 };
 
 /* The largest holder of memory outside the guard: a top-level cgroup of the
@@ -76,8 +78,9 @@ enum mg_verdict {
 	                         touched, the offender is named */
 	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
-	MG_VERDICT_WIDEN,     /* the victim pushes against its fence while MemAvailable is not short by
-	                         itself: raise the fence by allowance (memory short or not) */
+	MG_VERDICT_WIDEN,     /* the victim pushes against its fence while MemAvailable is not below
+	                         available_min nor falling to it within lead_usec: raise the fence by
+	                         allowance (memory short or not) */
 	MG_VERDICT_KILL,
 	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min (or falls to it
 	                             within lead_usec) and kill_outside is on: kill the outsider's worst
@@ -127,8 +130,9 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * passed since the last kill (so fences do not flap); else WIDEN as below;
  * else CALM. Only the flags of g are read then.
  * A fence pushed against while MemAvailable is at or above available_min and
- * not falling to it within lead_usec is raised, memory short or not: WIDEN
- * the first such cgroup, allowance as for FENCE. Its task is finite or
+ * not falling to it within lead_usec is raised, memory short or not, unless
+ * in a dry run: WIDEN the first such cgroup whose kill or raising has not
+ * failed, allowance as for FENCE. Its task is finite or
  * memory would be short by MemAvailable, and its own throttling counts in
  * the node's PSI: judged by pressure, a fence would make its own kill.
  * Memory short: SETTLING within settle_usec
@@ -227,11 +231,14 @@ struct mg_fence_probe {
  * MG_FENCE_HELD_SLACK of the fence).
  * Page cache read past the fence is reclaimed at no one's cost, so a task
  * that only reads files is not pushing; one that allocates without end is,
- * and is killed at once rather than after a PSI window. */
+ * and is judged at once rather than after a PSI window: killed when
+ * MemAvailable says memory is short, else its fence is raised (WIDEN). */
 bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
-/* A fence lets the victim take this fraction of what the node can spare
- * above the hard floor: a runaway meets it with the rest still free, so it
- * is killed through the event before the node reaches the hard floor. */
+/* A fence (and each raising of it) lets the victim take this fraction of
+ * what the node can spare above the hard floor: a runaway meets it with the
+ * rest still free, so it is killed through the event (or its fence raised,
+ * while MemAvailable is not below available_min) before the node reaches
+ * the hard floor. */
 #define MG_FENCE_SPARE_NUM 3
 #define MG_FENCE_SPARE_DEN 4
 

@@ -903,6 +903,47 @@ static void decide_widen_table(void **state)
 	}
 }
 
+/* No fence is raised in a dry run, nor one whose kill or raising failed;
+ * another that pushes is raised instead. */
+static void decide_widen_passes_over(void **state)
+{
+	static const struct {
+		const char *what;
+		bool dry_run, kill_failed, widen_failed, other_pushes;
+		enum mg_verdict verdict;
+		long victim;
+	} cases[] = {
+	        {"plain: widen", false, false, false, false, MG_VERDICT_WIDEN, 1},
+	        {"dry run: nothing", true, false, false, false, MG_VERDICT_CALM, -1},
+	        {"its kill failed: nothing", false, true, false, false, MG_VERDICT_CALM, -1},
+	        {"its raising failed: nothing", false, false, true, false, MG_VERDICT_CALM, -1},
+	        {"its raising failed, another pushes: that one", false, false, true, true, MG_VERDICT_WIDEN,
+	         0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node();
+		struct mg_guarded g[] = {task(GiB, GiB, 0), task(3 * GiB, GiB, 0)};
+		struct mg_decision d;
+
+		p.throttle = true;
+		p.dry_run = cases[i].dry_run;
+		node.mem.mem_available = 200 * MiB;
+		node.psi.full.avg10 = 0;
+		g[1].fenced = g[1].pushed = true;
+		g[1].kill_failed = cases[i].kill_failed;
+		g[1].widen_failed = cases[i].widen_failed;
+		g[0].fenced = g[0].pushed = cases[i].other_pushes;
+		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+		if (d.verdict != cases[i].verdict || d.victim != cases[i].victim)
+			print_error("case %zu (%s): %s of %ld\n", i, cases[i].what,
+			            mg_verdict_name(d.verdict), d.victim);
+		assert_int_equal(d.verdict, cases[i].verdict);
+		assert_int_equal(d.victim, cases[i].victim);
+	}
+}
+
 /* The life of a fence, as memguardd carries the verdicts out. */
 static void decide_fence_lifecycle(void **state)
 {
@@ -1608,6 +1649,7 @@ int main(void)
 	        cmocka_unit_test(decide_kill_failed_passed_over),
 	        cmocka_unit_test(decide_fence_or_kill_table),
 	        cmocka_unit_test(decide_widen_table),
+	        cmocka_unit_test(decide_widen_passes_over),
 	        cmocka_unit_test(decide_fenced_worst_is_held),
 	        cmocka_unit_test(decide_settling_before_fence),
 	        cmocka_unit_test(decide_fence_lifecycle),
