@@ -11,7 +11,7 @@
 #     PSI window or the hard floor.
 #  4. A big task fenced while another held memory, which then needs one more
 #     step after that memory came back: it pushes against its fence while
-#     MemAvailable is above available_min, so the fence is raised, not judged
+#     MemAvailable is not below available_min, so the fence is raised, not judged
 #     by a pressure its own throttling makes, and the task finishes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon_lib.sh"
@@ -98,8 +98,9 @@ assert_no_leftover
 
 # 4. available_min 200 MiB (hard floor 100 MiB); the pressure band reaches to
 # just below this guest's MemAvailable, so the fence is not lifted while the
-# big task lives, and pressure alone (a trigger only for a 90% stall, no avg10
-# rule) does not fence it early with a wider allowance. Task 0 takes B MiB;
+# big task lives, and neither pressure alone (a trigger only for a 90% stall,
+# no avg10 rule) nor the fall (no lead) fences it early with a wider
+# allowance; no cgroup outside the guard is blamed instead. Task 0 takes B MiB;
 # task 1 then takes enough to leave about 150 MiB, so task 0, the furthest
 # over its share, is fenced near B + 75 MiB. Task 1 lets go; task 0 then
 # takes 150 MiB more, past its fence, with MemAvailable above 250 MiB. The
@@ -116,7 +117,9 @@ available_min = 200M
 available_pressure = $((avail - 20))M
 trigger_stall = 450ms
 trigger_window = 500ms
-pressure_full_avg10 = 0%"
+pressure_full_avg10 = 0%
+lead_time = 0
+outside_due = 0"
 big=$(((avail - 150) * 6 / 10))
 filler=$((avail - 150 - big))
 echo "    MemAvailable $avail MiB: task 0 takes $big MiB then 150 more, task 1 $filler MiB between"
@@ -127,6 +130,7 @@ fenced="grep -q 'throttling cgroup memguard/run-.*/task-0' '$work/daemon.log'"
 sibling='cat "/sys/fs/cgroup$(dirname "$(cut -d: -f3 /proc/self/cgroup)")/task-$1/memory.current" 2>/dev/null || echo 0'
 run_tasks "$work/r4.json" "[0, 0]" 0 -n 2 --elastic --mem "${avail}M" -- sh -c "$wait_for
 	sibling() { $sibling; }
+	trap 'kill \$hog 2>/dev/null' EXIT
 	if [ \"\$MEMGUARD_TASK\" = 0 ]; then
 		$memhog -H 600000 $big & hog=\$!
 		wait_for \"$fenced\"
