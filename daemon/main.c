@@ -137,10 +137,8 @@ static void widen(struct daemon *d, struct watched *v, uint64_t allowance, const
 		fence_lifted(d, v);
 	else if (r == 1)
 		guards_widened_fence(d, v);
-	else if (r == 0)
-		v->pushed = false; /* gone */
 	else
-		v->widen_failed = true;
+		v->widen_failed = true; /* failed, gone, or nothing to raise */
 }
 
 static void kill_victim(struct daemon *d, struct watched *v, const struct mg_guarded *snap, const char *why,

@@ -72,8 +72,8 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
 /* A fence pushed against while MemAvailable alone does not say memory is
  * short is raised rather than judged: WIDEN the first such cgroup. Not one
  * whose kill failed (it would be passed over when memory is short) or whose
- * raising failed, and not in a dry run (which writes no fence). Returns whether it did; context (may
- * be "") ends the reason. */
+ * raising failed, and not in a dry run (which writes no fence). Returns
+ * whether it did; context (may be "") ends the reason. */
 static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {

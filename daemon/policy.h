@@ -27,8 +27,8 @@ struct mg_guarded {
 	                      reclaim cannot give back (mg_policy_fence_pushed): it stalls against it */
 	bool kill_failed;  /* a kill of it failed while memory was short: pass it over, so the next worst
 	                      can go */
-	bool widen_failed; /* raising its fence failed: not tried again until memory is calm, so the
-	                      others are judged meanwhile */
+	bool widen_failed; /* raising its fence failed (or did nothing): not tried again until memory is calm,
+	                      so the others are judged meanwhile */
 };
 
 /* The largest holder of memory outside the guard: a top-level cgroup of the
