@@ -8,8 +8,9 @@
 # RUN_DIR/results.jsonl. The variant's daemon (earlyoom, nohang, memguardd) starts before the first cell
 # of that variant and is restarted when it died, as its unit's Restart=always would.
 # RUN_DIR/progress gets "start CELL DEADLINE" and "done CELL" lines for the host's watchdog; each cell's
-# logs, reports and dmesg go to RUN_DIR/raw/CELL/; the daemon's whole log of one guest to
-# RUN_DIR/raw/daemon-BOOT.log (and memguardd's kill log to RUN_DIR/raw/memguardd-kills-BOOT.jsonl).
+# logs, reports, dmesg and /proc/vmstat (before and after) go to RUN_DIR/raw/CELL/; the daemon's whole
+# log of one guest to RUN_DIR/raw/daemon-BOOT.log (and memguardd's kill log to
+# RUN_DIR/raw/memguardd-kills-BOOT.jsonl).
 set -euo pipefail
 shopt -u patsub_replacement 2>/dev/null || true
 
@@ -226,6 +227,8 @@ run_cell() {
 	log_off=$(stat -c %s "$daemon_log")
 	kill_off=$(stat -c %s "$kill_log")
 	dmesg -C
+	# The kernel's reclaim, compaction and THP counters around the cell: what a slow guest was doing.
+	cat /proc/vmstat >"$dir/vmstat.before"
 	echo "start $id $S_DEADLINE" >>"$progress"
 
 	"$bin/sampler" "$id" "$S_N" "$share_kib" "$share_dir/sampler.json" &
@@ -304,6 +307,7 @@ run_cell() {
 			"$( ((side_end >= t1)) && echo true || echo false)"
 	fi
 	sleep 1 # the sampler sees the end
+	cat /proc/vmstat >"$dir/vmstat.after"
 
 	if [[ -n $probe_pid ]]; then
 		kill -INT "$perf_pid" 2>/dev/null || true
