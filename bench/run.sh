@@ -34,6 +34,9 @@ usage() {
 		  --probe              diagnose late heartbeats: bench/stallprobe.c follows each cell's heartbeat
 		                       and perf samples the guest's CPUs (raw/CELL/stallprobe.txt, perf.txt); it
 		                       adds a real-time process and perf's load, so keep such a run out of the tables
+		  --emulator-profile   perf samples QEMU on the host (97 Hz) and bench/emulator.py writes each cell's
+		                       share of the emulator's CPU that ran the guest's code (raw/CELL/emulator.json):
+		                       a cell the emulator slowed shows a small share, whatever the guard did
 		  --doc FILE           where the report goes (default docs/benchmarks.md; --smoke: the run dir)
 	EOF
 	exit 2
@@ -47,7 +50,7 @@ top=$(cd "$here/.." && pwd -P)
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
 live="72 80 88 96" out=$top/build-bench render=1 doc='' cells=1 idle_mem="1024 8192"
 scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 scale_share=none only=
-probe=0
+probe=0 emulator_profile=0 emulator_failed=0
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in
@@ -71,6 +74,7 @@ while (($#)); do
 	--live) live=${2:-}; shift 2 || usage ;;
 	--out) out=${2:-}; shift 2 || usage ;;
 	--probe) probe=1; shift ;;
+	--emulator-profile) emulator_profile=1; shift ;;
 	--no-render) render=0; shift ;;
 	--doc) doc=${2:-}; shift 2 || usage ;;
 	*) usage ;;
@@ -126,6 +130,7 @@ elapsed() {
 ensure_deps() {
 	local want=(cmake gcc pkg-config libsystemd-dev libinih-dev python3) need=() p
 	((smoke)) || want+=(earlyoom nohang pypy3)
+	((emulator_profile)) && want+=(linux-perf)
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 	done
@@ -172,6 +177,29 @@ descendants() {
 	done
 }
 
+# The qemu process of the guest that vm.sh (pid $1) runs, once it has started; empty if none came.
+guest_qemu() {
+	local p i
+	for ((i = 0; i < 100; i++)); do
+		for p in $(descendants "$1"); do
+			if [[ $(ps -o comm= -p "$p" 2>/dev/null) == qemu-system* ]]; then
+				echo "$p"
+				return
+			fi
+		done
+		kill -0 "$1" 2>/dev/null || return
+		sleep 0.2
+	done
+}
+
+# Samples the guest's qemu (vm.sh's pid $1) into $2 until it exits.
+profile_emulator() {
+	local q
+	q=$(guest_qemu "$1")
+	[[ -n $q ]] || { say "no qemu process under $1 to profile"; return 1; }
+	perf record -q -F 97 -k realtime -p "$q" -o "$2" 2>>"$run_dir/console.log"
+}
+
 # Stops the guest that vm.sh (pid $1) runs: its qemu process, by pid. vm.sh then reports the guest as
 # crashed and cleans up after itself.
 kill_guest() {
@@ -210,7 +238,12 @@ run_group() {
 	: >"$run_dir/progress"
 	"$vm" --timeout "$total" -- "$here/guest.sh" "${gargs[@]}" "$run_dir" "${cells[@]}" \
 		>>"$run_dir/console.log" 2>&1 &
-	local vmpid=$! cur='' cur_since=0 cur_deadline=0 hung='' line rc=0
+	local vmpid=$! cur='' cur_since=0 cur_deadline=0 hung='' line rc=0 emu_pid='' emu_data=''
+	if ((emulator_profile)); then
+		emu_data=$run_dir/raw/emulator-$vmpid.perf.data
+		profile_emulator "$vmpid" "$emu_data" &
+		emu_pid=$!
+	fi
 	while kill -0 "$vmpid" 2>/dev/null; do
 		sleep 2
 		line=$(tail -n 1 "$run_dir/progress" 2>/dev/null || true)
@@ -229,6 +262,18 @@ run_group() {
 		esac
 	done
 	wait "$vmpid" || rc=$?
+	if [[ -n $emu_pid ]]; then
+		local ids=()
+		wait "$emu_pid" || { say "perf could not sample the emulator (see console.log)"; emulator_failed=1; }
+		for c in "${cells[@]}"; do
+			IFS=: read -r v r s <<<"$c"
+			[[ -d $run_dir/raw/$v-r$r-$s ]] && ids+=("$v-r$r-$s")
+		done
+		if ((${#ids[@]})) && ! python3 "$here/emulator.py" "$run_dir" "$emu_data" "${ids[@]}" >&2; then
+			say "bench/emulator.py failed on $emu_data"
+			emulator_failed=1
+		fi
+	fi
 	left=()
 	for c in "${cells[@]}"; do
 		IFS=: read -r v r s <<<"$c"
@@ -421,6 +466,10 @@ done
 got=$(grep -c '"kind":"cell"' "$run_dir/results.jsonl" || true)
 if ((got != expected)); then
 	say "only $got of $expected cells have a result"
+	status=1
+fi
+if ((emulator_failed)); then
+	say "--emulator-profile: some guests have no profile (above)"
 	status=1
 fi
 say "done in $(elapsed)"

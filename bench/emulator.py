@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Where the emulator's CPU went during each cell, from perf samples of QEMU on the host.
+
+Under TCG a guest runs only while QEMU executes its translated code; the rest of QEMU's time is the
+emulator's own (translating, invalidating translated code, softmmu, devices) or the host kernel's. A cell
+in which the translated code got a small share was slowed by the emulator, whatever the guard did.
+
+usage: emulator.py RUN_DIR PERF_DATA CELL...   writes RUN_DIR/raw/CELL/emulator.json and prints a line
+per cell: the share of samples in translated guest code over the whole cell and in its worst 2-s window,
+and the share in QEMU's named upkeep of translated code (a lower bound: its static helpers are unnamed).
+"""
+import json
+import os
+import subprocess
+import sys
+
+# QEMU's exported functions that keep the translation cache consistent with guest memory.
+UPKEEP = ("page_collection_lock", "qht_lookup_custom", "tcg_flush_jmp_cache", "page_find_alloc")
+WINDOW_S = 2.0
+
+
+def kind(sym, dso):
+    if dso.startswith("/tmp/perf-") or dso == "[unknown]":
+        return "guest"  # QEMU's code buffer: the guest's translated instructions
+    if dso == "[kernel.kallsyms]":
+        return "host_kernel"
+    if sym in UPKEEP or sym.startswith("tb_invalidate") or sym.startswith("tb_flush"):
+        return "upkeep"
+    return "emulator"
+
+
+def samples(perf_data):
+    out = subprocess.run(["perf", "script", "-i", perf_data, "-F", "time,ip,sym,dso", "-G"],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        head, _, rest = line.partition(":")
+        try:
+            t = float(head)
+        except ValueError:
+            continue
+        dso = rest[rest.rfind("(") + 1:-1] if rest.endswith(")") else "[unknown]"
+        fields = rest[:rest.rfind("(")].split()
+        sym = fields[1] if len(fields) > 1 else "[unknown]"
+        yield t, kind(sym, dso)
+
+
+def window(cell_dir):
+    """The cell's span in seconds: from the sampler's start to the last task's end."""
+    with open(os.path.join(cell_dir, "sampler.json")) as f:
+        s = json.load(f)
+    ends = [t[2] for t in s.get("tasks", []) if t[2] > 0]
+    if not ends:
+        return None
+    return s["start_ms"] / 1000, max(ends) / 1000
+
+
+def summarise(points, t0, t1):
+    inside = [(t, k) for t, k in points if t0 <= t <= t1]
+    counts = {}
+    for _, k in inside:
+        counts[k] = counts.get(k, 0) + 1
+    n = len(inside)
+    share = {k: round(counts.get(k, 0) / n, 3) if n else None
+             for k in ("guest", "upkeep", "emulator", "host_kernel")}
+    worst = None
+    t = t0
+    while t + WINDOW_S <= t1:
+        w = [k for s, k in inside if t <= s < t + WINDOW_S]
+        if len(w) >= 20:
+            g = sum(1 for k in w if k == "guest") / len(w)
+            worst = g if worst is None else min(worst, g)
+        t += WINDOW_S / 2
+    return {"samples": n, "seconds": round(t1 - t0, 1), "share": share,
+            "guest_worst_window": None if worst is None else round(worst, 3), "window_s": WINDOW_S}
+
+
+def main(argv):
+    if len(argv) < 3:
+        print("usage: emulator.py RUN_DIR PERF_DATA CELL...", file=sys.stderr)
+        return 2
+    run_dir, perf_data, cells = argv[0], argv[1], argv[2:]
+    points = list(samples(perf_data))
+    if not points:
+        print(f"emulator: no samples in {perf_data}", file=sys.stderr)
+        return 1
+    for cell in cells:
+        cell_dir = os.path.join(run_dir, "raw", cell)
+        try:
+            span = window(cell_dir)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"emulator: {cell}: no sampler span ({e})", file=sys.stderr)
+            continue
+        if span is None:
+            print(f"emulator: {cell}: no task ended, no span", file=sys.stderr)
+            continue
+        r = summarise(points, *span)
+        if not r["samples"]:
+            print(f"emulator: {cell}: no samples in its span", file=sys.stderr)
+            continue
+        with open(os.path.join(cell_dir, "emulator.json"), "w") as f:
+            json.dump(r, f)
+            f.write("\n")
+        sh = r["share"]
+        pct = lambda v: "-" if v is None else f"{100 * v:.0f}%"
+        print(f"emulator: {cell}: {r['seconds']} s, guest code {pct(sh['guest'])} "
+              f"(worst {WINDOW_S:.0f}-s window {pct(r['guest_worst_window'])}), "
+              f"named upkeep {pct(sh['upkeep'])}, rest of QEMU {pct(sh['emulator'])}, "
+              f"host kernel {pct(sh['host_kernel'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
