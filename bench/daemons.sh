@@ -18,7 +18,8 @@ daemon_command() {
 		fi
 		local args=()
 		# systemd splits an unbraced $VAR on whitespace.
-		read -ra args <<<"$EARLYOOM_ARGS"
+		# For side runs, MEMGUARD_BENCH_EARLYOOM_ARGS replaces the packaged arguments (e.g. "--dryrun").
+		read -ra args <<<"${MEMGUARD_BENCH_EARLYOOM_ARGS-$EARLYOOM_ARGS}"
 		DAEMON_CMD=(/usr/bin/earlyoom "${args[@]}")
 		;;
 	nohang)

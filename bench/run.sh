@@ -401,14 +401,16 @@ write_meta() {
 	ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none; }
 	# The daemon's extra config lines, inside a JSON string: one line of results.jsonl.
 	json_escape() { local v=${1//\\/\\\\}; v=${v//\"/\\\"}; printf '%s' "${v//$'\n'/\\n}"; }
-	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s"}\n' \
+	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s","earlyoom_args":%s}\n' \
 		"$run_id" "$(date -u +%FT%TZ)" "$( ((smoke)) && echo true || echo false)" "$reps" "$cpu" "$(nproc)" \
 		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$(cut -d' ' -f1-3 /proc/loadavg)" \
 		"$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)" \
 		"${parts% }" "$git" "$dirty" "$(ver earlyoom)" "$(ver nohang)" \
 		"$(ver pypy3)" "$BENCH_CHURN_LIVE" "$BENCH_CHURN_SECONDS" \
 		"$( ((smoke)) && echo "$smoke_work" || echo "$BENCH_WORK_SECONDS")" \
-		"$(json_escape "${MEMGUARD_BENCH_DAEMON_CONF:-}")" >>"$run_dir/results.jsonl"
+		"$(json_escape "${MEMGUARD_BENCH_DAEMON_CONF:-}")" \
+		"$([[ -v MEMGUARD_BENCH_EARLYOOM_ARGS ]] && printf '"%s"' "$(json_escape "$MEMGUARD_BENCH_EARLYOOM_ARGS")" || echo null)" \
+		>>"$run_dir/results.jsonl"
 }
 
 # --- main ----------------------------------------------------------------------------------------
