@@ -79,7 +79,11 @@ def main(argv):
         print("usage: emulator.py RUN_DIR PERF_DATA CELL...", file=sys.stderr)
         return 2
     run_dir, perf_data, cells = argv[0], argv[1], argv[2:]
-    points = list(samples(perf_data))
+    try:
+        points = list(samples(perf_data))
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"emulator: cannot read {perf_data}: {e}", file=sys.stderr)
+        return 1
     if not points:
         print(f"emulator: no samples in {perf_data}", file=sys.stderr)
         return 1

@@ -181,17 +181,17 @@ descendants() {
 	done
 }
 
-# The qemu process of the guest that vm.sh (pid $1) runs, once it has started; empty if none came.
+# The qemu process of the guest that vm.sh (pid $1) runs, once it has started (vm.sh may first build
+# the guest's initramfs); empty if vm.sh ended without one.
 guest_qemu() {
-	local p i
-	for ((i = 0; i < 100; i++)); do
+	local p
+	while kill -0 "$1" 2>/dev/null; do
 		for p in $(descendants "$1"); do
 			if [[ $(ps -o comm= -p "$p" 2>/dev/null) == qemu-system* ]]; then
 				echo "$p"
 				return
 			fi
 		done
-		kill -0 "$1" 2>/dev/null || return
 		sleep 0.2
 	done
 }
@@ -202,6 +202,23 @@ profile_emulator() {
 	q=$(guest_qemu "$1")
 	[[ -n $q ]] || { say "no qemu process under $1 to profile"; return 1; }
 	perf record -q -F 97 -k realtime -p "$q" -o "$2" 2>>"$run_dir/console.log"
+}
+
+# Waits for profile_emulator (pid $1) and writes the emulator's shares of the cells "${@:3}" from its
+# samples ($2); fails when there are none.
+profile_cells() {
+	local pid=$1 data=$2 ids=() c v r s
+	shift 2
+	if ! wait "$pid" || [[ ! -s $data ]]; then
+		say "perf could not sample the emulator (see console.log)"
+		return 1
+	fi
+	for c in "$@"; do
+		IFS=: read -r v r s <<<"$c"
+		[[ ! -d $run_dir/raw/$v-r$r-$s ]] || ids+=("$v-r$r-$s")
+	done
+	((${#ids[@]} == 0)) || python3 "$here/emulator.py" "$run_dir" "$data" "${ids[@]}" >&2 ||
+		{ say "bench/emulator.py failed on $data"; return 1; }
 }
 
 # Stops the guest that vm.sh (pid $1) runs: its qemu process, by pid. vm.sh then reports the guest as
@@ -268,16 +285,7 @@ run_group() {
 	done
 	wait "$vmpid" || rc=$?
 	if [[ -n $emu_pid ]]; then
-		local ids=()
-		wait "$emu_pid" || { say "perf could not sample the emulator (see console.log)"; emulator_failed=1; }
-		for c in "${cells[@]}"; do
-			IFS=: read -r v r s <<<"$c"
-			[[ -d $run_dir/raw/$v-r$r-$s ]] && ids+=("$v-r$r-$s")
-		done
-		if ((${#ids[@]})) && ! python3 "$here/emulator.py" "$run_dir" "$emu_data" "${ids[@]}" >&2; then
-			say "bench/emulator.py failed on $emu_data"
-			emulator_failed=1
-		fi
+		profile_cells "$emu_pid" "$emu_data" "${cells[@]}" || emulator_failed=1
 	fi
 	left=()
 	for c in "${cells[@]}"; do
