@@ -262,6 +262,7 @@ run_group() {
 		>>"$run_dir/console.log" 2>&1 &
 	local vmpid=$! cur='' cur_since=0 cur_deadline=0 hung='' line rc=0 emu_pid='' emu_data=''
 	if ((emulator_profile)); then
+		mkdir -p "$run_dir/raw" # the guest makes it too, but only once it has booted
 		emu_data=$run_dir/raw/emulator-$vmpid.perf.data
 		profile_emulator "$vmpid" "$emu_data" &
 		emu_pid=$!
