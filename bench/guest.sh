@@ -22,21 +22,20 @@ top=$(cd "$here/.." && pwd)
 . "$here/daemons.sh"
 
 usage() {
-	echo "usage: guest.sh [-b BUILD_DIR] [-B BENCH_BIN_DIR] [-w WORK_SECONDS] [-d MAX_DEADLINE] [-p] [-s] RUN_DIR VARIANT:REP:SCENARIO..." >&2
+	echo "usage: guest.sh [-b BUILD_DIR] [-B BENCH_BIN_DIR] [-w WORK_SECONDS] [-d MAX_DEADLINE] [-p] RUN_DIR VARIANT:REP:SCENARIO..." >&2
 	exit 2
 }
 build=$top/build-bench/build
 bin=$top/build-bench/bin
 max_deadline=
-probe=0 scrub=0
-while getopts b:B:w:d:ps opt; do
+probe=0
+while getopts b:B:w:d:p opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	B) bin=$OPTARG ;;
 	w) BENCH_WORK_SECONDS=$OPTARG ;; # read by scenario()
 	d) max_deadline=$OPTARG ;;
 	p) probe=1 ;; # run.sh --probe
-	s) scrub=1 ;; # run.sh --scrub
 	*) usage ;;
 	esac
 done
@@ -166,24 +165,12 @@ settle() {
 	done
 }
 
-# Writes once over the free memory but a margin no guard acts on. Under TCG a guest's write to a page
-# that held code QEMU translated (the last cell's programs, the page cache just dropped) takes QEMU's
-# slow path until it has dropped that code; met inside a cell, that work stalls the guest for seconds
-# (docs/benchmarks.md, --emulator-profile). Paid here, before the clock starts.
-scrub_free_memory() {
-	local free_kib
-	free_kib=$(awk '/^MemFree:/ { print $2 }' /proc/meminfo)
-	((free_kib / 1024 > 200 + 16)) || return 0
-	"$memhog" "$((free_kib / 1024 - 200))" >/dev/null 2>&1 || echo "guest: the scrub failed" >&2
-}
-
 clean_guest() {
 	kill_tagged ""
 	sleep 0.3
 	remove_cgroups
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	((scrub)) && scrub_free_memory
 	settle
 }
 

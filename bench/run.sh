@@ -34,9 +34,6 @@ usage() {
 		  --probe              diagnose late heartbeats: bench/stallprobe.c follows each cell's heartbeat
 		                       and perf samples the guest's CPUs (raw/CELL/stallprobe.txt, perf.txt); it
 		                       adds a real-time process and perf's load, so keep such a run out of the tables
-		  --scrub              before each cell, write once over the guest's free memory (all but 200 MiB),
-		                       so QEMU drops the code it translated from freed pages before the cell, not
-		                       during it (see --emulator-profile)
 		  --emulator-profile   perf samples QEMU on the host (97 Hz) and bench/emulator.py writes each cell's
 		                       share of the emulator's CPU that ran the guest's code (raw/CELL/emulator.json):
 		                       a cell the emulator slowed shows a small share, whatever the guard did
@@ -53,7 +50,7 @@ top=$(cd "$here/.." && pwd -P)
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
 live="72 80 88 96" out=$top/build-bench render=1 doc='' cells=1 idle_mem="1024 8192"
 scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 scale_share=none only=
-probe=0 emulator_profile=0 emulator_failed=0 scrub=0
+probe=0 emulator_profile=0 emulator_failed=0
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in
@@ -78,7 +75,6 @@ while (($#)); do
 	--out) out=${2:-}; shift 2 || usage ;;
 	--probe) probe=1; shift ;;
 	--emulator-profile) emulator_profile=1; shift ;;
-	--scrub) scrub=1; shift ;;
 	--no-render) render=0; shift ;;
 	--doc) doc=${2:-}; shift 2 || usage ;;
 	*) usage ;;
@@ -256,7 +252,6 @@ run_group() {
 	local gargs=(-b "$build" -B "$bin")
 	((smoke)) && gargs+=(-w "$smoke_work" -d "$smoke_deadline")
 	((probe)) && gargs+=(-p)
-	((scrub)) && gargs+=(-s)
 	: >"$run_dir/progress"
 	"$vm" --timeout "$total" -- "$here/guest.sh" "${gargs[@]}" "$run_dir" "${cells[@]}" \
 		>>"$run_dir/console.log" 2>&1 &
