@@ -5,12 +5,14 @@ Under TCG a guest runs only while QEMU executes its translated code; the rest of
 emulator's own (translating, invalidating translated code, softmmu, devices) or the host kernel's. A cell
 in which the translated code got a small share was slowed by the emulator, whatever the guard did.
 
-usage: emulator.py RUN_DIR PERF_DATA CELL...   writes RUN_DIR/raw/CELL/emulator.json and prints a line
-per cell: the share of samples in translated guest code over the whole cell and in its worst 2-s window,
-and the share in QEMU's named upkeep of translated code (a lower bound: its static helpers are unnamed).
+usage: emulator.py RUN_DIR PERF_DATA CELL...   writes RUN_DIR/raw/CELL/emulator.json, prints it on stdout
+as a results.jsonl line ("kind":"emulator") and says on stderr, per cell: the share of samples in
+translated guest code over the whole cell and in its worst 2-s window, and the share in QEMU's named
+upkeep of translated code (a lower bound: its static helpers are unnamed). CELL is VARIANT-rREP-SCENARIO.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -104,12 +106,16 @@ def main(argv):
         with open(os.path.join(cell_dir, "emulator.json"), "w") as f:
             json.dump(r, f)
             f.write("\n")
+        m = re.fullmatch(r"(\w+)-r(\d+)-(\w+)", cell)
+        if m:
+            print(json.dumps({"kind": "emulator", "variant": m[1], "rep": int(m[2]), "scenario": m[3], **r},
+                             separators=(",", ":")))
         sh = r["share"]
         pct = lambda v: "-" if v is None else f"{100 * v:.0f}%"
         print(f"emulator: {cell}: {r['seconds']} s, guest code {pct(sh['guest'])} "
               f"(worst {WINDOW_S:.0f}-s window {pct(r['guest_worst_window'])}), "
               f"named upkeep {pct(sh['upkeep'])}, rest of QEMU {pct(sh['emulator'])}, "
-              f"host kernel {pct(sh['host_kernel'])}")
+              f"host kernel {pct(sh['host_kernel'])}", file=sys.stderr)
     return 0
 
 

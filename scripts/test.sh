@@ -59,7 +59,7 @@ MEMGUARD_SUITE_TESTS='tests/integration/systemd/*.sh' \
 	tests/vm/run-suite.sh --systemd --mem 1536 --test-timeout 600
 
 step "benchmark smoke run (the full one is bench/run.sh, outside CI)"
-bench/run.sh --smoke --emulator-profile
+bench/run.sh --smoke
 
 echo
 echo "all test steps passed"
