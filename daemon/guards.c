@@ -261,8 +261,9 @@ void guards_widened_fence(struct daemon *d, struct watched *w)
 {
 	int r = rebase_fence(d, w);
 
-	/* Unread, the old count stands: the raised fence still judges by what it holds. */
-	if (r < 0 && r != -ENOENT)
+	/* Unread, the old count stands: the raised fence still judges by what it holds.
+	 * ENOENT or ENODEV: the cgroup went away meanwhile, nothing to say. */
+	if (r < 0 && r != -ENOENT && r != -ENODEV)
 		mg_log_errno(LOG_WARNING, r, "read memory.events of %s: %m", w->e.path);
 	w->pushed = false;
 }
