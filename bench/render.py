@@ -1105,8 +1105,9 @@ def main():
     w(
         "- Files: bench/run.sh (host), bench/guest.sh (one guest's cells), bench/scenarios.sh, "
         "bench/plain.sh, bench/careful.sh, bench/daemons.sh, bench/costs.sh, bench/idle.sh, "
-        "bench/calibrate.sh, bench/{heartbeat,sampler,worker,spawn,sdfloor}.c, bench/render.py; raw logs, "
-        "reports and dmesg of every cell under build-bench/runs/RUN/raw/."
+        "bench/calibrate.sh, bench/{heartbeat,sampler,worker,spawn,sdfloor}.c, bench/emulator.py, "
+        "bench/render.py; raw logs, reports, dmesg and /proc/vmstat of every cell under "
+        "build-bench/runs/RUN/raw/, with QEMU's samples (emulator-*.perf.data)."
     )
     w("")
     os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
