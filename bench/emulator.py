@@ -19,13 +19,15 @@ import sys
 # QEMU's exported functions that keep the translation cache consistent with guest memory.
 UPKEEP = ("page_collection_lock", "qht_lookup_custom", "tcg_flush_jmp_cache", "page_find_alloc")
 WINDOW_S = 2.0
+# Two busy vCPU threads give about 190 samples a second; far fewer means perf missed the guest.
+MIN_SAMPLES_PER_S = 20
 
 
 def kind(sym, dso):
-    if dso.startswith("/tmp/perf-") or dso == "[unknown]":
+    if dso.startswith("/tmp/perf-"):
         return "guest"  # QEMU's code buffer: the guest's translated instructions
-    if dso == "[kernel.kallsyms]":
-        return "host_kernel"
+    if dso.startswith("[") and dso != "[vdso]":
+        return "host_kernel"  # the kernel and its modules
     if sym in UPKEEP or sym.startswith("tb_invalidate") or sym.startswith("tb_flush"):
         return "upkeep"
     return "emulator"
@@ -46,14 +48,27 @@ def samples(perf_data):
         yield t, kind(sym, dso)
 
 
+def clock_offset(cell_dir):
+    """Host clock minus guest clock, in seconds: guest.sh writes the guest's time into guest-clock on the
+    share, and the host stamps the file as the write arrives. 0 when the file is missing."""
+    path = os.path.join(cell_dir, "guest-clock")
+    try:
+        with open(path) as f:
+            guest = float(f.read().split()[0])
+        return os.stat(path).st_mtime - guest
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def window(cell_dir):
-    """The cell's span in seconds: from the sampler's start to the last task's end."""
+    """The cell's span in host seconds: from the sampler's start to the last task's end."""
     with open(os.path.join(cell_dir, "sampler.json")) as f:
         s = json.load(f)
     ends = [t[2] for t in s.get("tasks", []) if t[2] > 0]
     if not ends:
         return None
-    return s["start_ms"] / 1000, max(ends) / 1000
+    off = clock_offset(cell_dir)
+    return s["start_ms"] / 1000 + off, max(ends) / 1000 + off, off
 
 
 def summarise(points, t0, t1):
@@ -89,6 +104,7 @@ def main(argv):
     if not points:
         print(f"emulator: no samples in {perf_data}", file=sys.stderr)
         return 1
+    written = 0
     for cell in cells:
         cell_dir = os.path.join(run_dir, "raw", cell)
         try:
@@ -99,10 +115,13 @@ def main(argv):
         if span is None:
             print(f"emulator: {cell}: no task ended, no span", file=sys.stderr)
             continue
-        r = summarise(points, *span)
-        if not r["samples"]:
-            print(f"emulator: {cell}: no samples in its span", file=sys.stderr)
+        r = summarise(points, span[0], span[1])
+        r["clock_offset_s"] = round(span[2], 3)
+        if r["samples"] < MIN_SAMPLES_PER_S * max(r["seconds"], 1):
+            print(f"emulator: {cell}: {r['samples']} samples in {r['seconds']} s, too few to judge",
+                  file=sys.stderr)
             continue
+        written += 1
         with open(os.path.join(cell_dir, "emulator.json"), "w") as f:
             json.dump(r, f)
             f.write("\n")
@@ -116,7 +135,7 @@ def main(argv):
               f"(worst {WINDOW_S:.0f}-s window {pct(r['guest_worst_window'])}), "
               f"named upkeep {pct(sh['upkeep'])}, rest of QEMU {pct(sh['emulator'])}, "
               f"host kernel {pct(sh['host_kernel'])}", file=sys.stderr)
-    return 0
+    return 0 if written else 1
 
 
 if __name__ == "__main__":

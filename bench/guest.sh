@@ -231,6 +231,8 @@ run_cell() {
 	cat /proc/vmstat >"$dir/vmstat.before"
 	echo "start $id $S_DEADLINE" >>"$progress"
 
+	# The guest's clock as the host stamps it: bench/emulator.py lines the host's samples up with it.
+	date +%s.%N >"$share_dir/guest-clock"
 	"$bin/sampler" "$id" "$S_N" "$share_kib" "$share_dir/sampler.json" &
 	local sampler=$!
 	(echo 0 >/proc/self/oom_score_adj && exec "$bin/heartbeat" "$share_dir/heartbeat.json") &
