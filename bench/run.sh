@@ -408,7 +408,12 @@ write_meta() {
 	dirty=$(git -C "$top" status --porcelain 2>/dev/null | grep -c . || true)
 	ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none; }
 	# The daemon's extra config lines, inside a JSON string: one line of results.jsonl.
-	json_escape() { local v=${1//\\/\\\\}; v=${v//\"/\\\"}; printf '%s' "${v//$'\n'/\\n}"; }
+	json_escape() {
+		local v=${1//\\/\\\\}
+		v=${v//\"/\\\"}
+		v=${v//$'\t'/\\t}
+		printf '%s' "${v//$'\n'/\\n}"
+	}
 	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s","earlyoom_args":%s}\n' \
 		"$run_id" "$(date -u +%FT%TZ)" "$( ((smoke)) && echo true || echo false)" "$reps" "$cpu" "$(nproc)" \
 		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$(cut -d' ' -f1-3 /proc/loadavg)" \
