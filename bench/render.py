@@ -143,13 +143,17 @@ def emulator_section(w, cells, emulator):
     w(
         "Under TCG the guest runs only while QEMU runs the code it translated from the guest's. `bench/emulator.py` "
         "sampled QEMU on the host at 97 Hz during each cell; a cell in which the guest's code got under "
-        f"{100 * EMULATOR_STALL_SHARE:.0f}% of the samples for {window:g} s was held by the emulator, and its "
-        "heartbeat then measures the emulator more than the guard. A guest that reclaims and refaults the pages "
-        "of its own programs keeps QEMU re-translating too; raw/CELL/vmstat.before and vmstat.after tell the "
-        "two apart. Rows only for scenarios with such a cell; "
-        f"{sum(held.values())} of {len(held)} profiled cells were held."
+        f"{100 * EMULATOR_STALL_SHARE:.0f}% of the samples for {window:g} s was held by the emulator. A held "
+        "cell's heartbeat may measure the emulator more than the guard, though it can stay prompt (as when "
+        "one vCPU stays free). A guest that reclaims and refaults "
+        "the pages of its own programs keeps QEMU re-translating too; raw/CELL/vmstat.before and "
+        "vmstat.after tell the two apart. "
+        f"{sum(held.values())} of {len(held)} profiled cells were held"
+        + ("; rows only for scenarios with such a cell." if any(held.values()) else ".")
     )
     w("")
+    if not any(held.values()):
+        return
     w(
         "| scenario | variant | cells held | guest's code, median share of QEMU's samples | worst heartbeat late, "
         "all cells (ms) | the cells not held (ms) |"
