@@ -129,12 +129,14 @@ EMULATOR_STALL_SHARE = 0.10
 
 def emulator_section(w, cells, emulator):
     """Which cells the emulator held (bench/emulator.py), and the heartbeat without them."""
-    prof = {(e["variant"], e["rep"], e["scenario"]): e for e in emulator}
-    held = {}
+    by_cell = {(e["variant"], e["rep"], e["scenario"]): e for e in emulator}
+    prof = {}  # id(cell): its profile
     for c in cells:
-        e = prof.get((c["variant"], c.get("rep"), c["scenario"]))
-        if e is not None and e.get("guest_worst_window") is not None:
-            held[id(c)] = e["guest_worst_window"] < EMULATOR_STALL_SHARE
+        e = by_cell.get((c["variant"], c.get("rep"), c["scenario"]))
+        if e is not None:
+            prof[id(c)] = e
+    held = {k: e["guest_worst_window"] < EMULATOR_STALL_SHARE for k, e in prof.items()
+            if e.get("guest_worst_window") is not None}
     if not held:
         return
     window = next((e.get("window_s") for e in emulator if e.get("window_s")), 2)
@@ -167,14 +169,13 @@ def emulator_section(w, cells, emulator):
             cv = [c for c in mine if c["variant"] == v]
             if not cv:
                 continue
-            late = [cell_figures(c)["late_ms"] for c in cv]
-            free = [cell_figures(c)["late_ms"] for c in cv if held.get(id(c)) is False]
-            share = [prof[(c["variant"], c.get("rep"), c["scenario"])]["share"]["guest"] for c in cv
-                     if (c["variant"], c.get("rep"), c["scenario"]) in prof]
+            late = {id(c): cell_figures(c)["late_ms"] for c in cv}
+            free = [late[id(c)] for c in cv if held.get(id(c)) is False]
+            share = [prof[id(c)]["share"]["guest"] for c in cv if id(c) in prof]
             share_ms = median_spread([None if x is None else 100 * x for x in share])
             w(
                 f"| {s} | {VARIANT_LABEL[v]} | {sum(1 for c in cv if held.get(id(c)))}/{len(cv)} | "
-                f"{fmt(share_ms, '%', digits=0)} | {fmt(median_spread(late), digits=0)} | "
+                f"{fmt(share_ms, '%', digits=0)} | {fmt(median_spread(list(late.values())), digits=0)} | "
                 f"{fmt(median_spread(free), digits=0)} |"
             )
     w("")
