@@ -180,17 +180,23 @@ descendants() {
 	done
 }
 
+# The qemu processes under vm.sh (pid $1): its guest, once started.
+qemu_of() {
+	local p
+	for p in $(descendants "$1"); do
+		if [[ $(ps -o comm= -p "$p" 2>/dev/null) == qemu-system* ]]; then
+			echo "$p"
+		fi
+	done
+}
+
 # The qemu process of the guest that vm.sh (pid $1) runs, once it has started (vm.sh may first build
 # the guest's initramfs); empty if vm.sh ended without one.
 guest_qemu() {
-	local p
+	local q
 	while kill -0 "$1" 2>/dev/null; do
-		for p in $(descendants "$1"); do
-			if [[ $(ps -o comm= -p "$p" 2>/dev/null) == qemu-system* ]]; then
-				echo "$p"
-				return
-			fi
-		done
+		q=$(qemu_of "$1")
+		[[ -z $q ]] || { echo "${q%%$'\n'*}"; return; }
 		sleep 0.2
 	done
 }
@@ -225,10 +231,8 @@ profile_cells() {
 # crashed and cleans up after itself.
 kill_guest() {
 	local p
-	for p in $(descendants "$1"); do
-		if [[ $(ps -o comm= -p "$p" 2>/dev/null) == qemu-system* ]]; then
-			kill -TERM "$p" 2>/dev/null || true
-		fi
+	for p in $(qemu_of "$1"); do
+		kill -TERM "$p" 2>/dev/null || true
 	done
 }
 
