@@ -7,8 +7,9 @@ in which the translated code got a small share was slowed by the emulator, whate
 
 usage: emulator.py RUN_DIR PERF_DATA CELL...   writes RUN_DIR/raw/CELL/emulator.json, prints it on stdout
 as a results.jsonl line ("kind":"emulator") and says on stderr, per cell: the share of samples in
-translated guest code over the whole cell and in its worst 2-s window, and the share in QEMU's named
-upkeep of translated code (a lower bound: its static helpers are unnamed). CELL is VARIANT-rREP-SCENARIO.
+translated guest code over the whole cell, in each 2-s window (guest_windows: seconds into the cell and
+share) and in its worst one, and the share in QEMU's named upkeep of translated code (a lower bound: its
+static helpers are unnamed). CELL is VARIANT-rREP-SCENARIO.
 """
 import json
 import os
@@ -79,16 +80,26 @@ def summarise(points, t0, t1):
     n = len(inside)
     share = {k: round(counts.get(k, 0) / n, 3) if n else None
              for k in ("guest", "upkeep", "emulator", "host_kernel")}
-    worst = None
+    windows = []  # [seconds into the cell, guest's share] of each window with enough samples
+    for start in window_starts(t0, t1):
+        w = [k for s, k in inside if start <= s < start + WINDOW_S]
+        if len(w) >= 20:
+            windows.append([round(start - t0, 1), round(sum(1 for k in w if k == "guest") / len(w), 3)])
+    worst = min((g for _, g in windows), default=None)
+    return {"samples": n, "seconds": round(t1 - t0, 1), "share": share,
+            "guest_worst_window": worst, "window_s": WINDOW_S, "guest_windows": windows}
+
+
+def window_starts(t0, t1):
+    """Windows overlapping by half, the last one ending at t1 so that the cell's tail is covered."""
+    starts = []
     t = t0
     while t + WINDOW_S <= t1:
-        w = [k for s, k in inside if t <= s < t + WINDOW_S]
-        if len(w) >= 20:
-            g = sum(1 for k in w if k == "guest") / len(w)
-            worst = g if worst is None else min(worst, g)
+        starts.append(t)
         t += WINDOW_S / 2
-    return {"samples": n, "seconds": round(t1 - t0, 1), "share": share,
-            "guest_worst_window": None if worst is None else round(worst, 3), "window_s": WINDOW_S}
+    if starts and starts[-1] + WINDOW_S < t1:
+        starts.append(t1 - WINDOW_S)
+    return starts
 
 
 def main(argv):

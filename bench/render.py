@@ -127,6 +127,22 @@ def cell_figures(r):
 EMULATOR_STALL_SHARE = 0.10
 
 
+def held_before_pressure(cell, prof, window):
+    """Whether the emulator held the cell for a whole window before its MemAvailable fell below 10% (or it
+    never did): then the guest was not re-translating code it had itself evicted. None when not known."""
+    wins = prof.get("guest_windows")
+    if wins is None:
+        return None
+    first = next((t for t, g in wins if g < EMULATOR_STALL_SHARE), None)
+    if first is None:
+        return False
+    samp = cell.get("sampler") or {}
+    low, start = samp.get("mem_available_low_ms"), samp.get("start_ms")
+    if not start:
+        return None
+    return not low or first + window <= (low - start) / 1000
+
+
 def emulator_section(w, cells, emulator):
     """Which cells the emulator held (bench/emulator.py), and the heartbeat without them."""
     by_cell = {(e["variant"], e["rep"], e["scenario"]): e for e in emulator}
@@ -149,7 +165,9 @@ def emulator_section(w, cells, emulator):
         "cell's heartbeat may measure the emulator more than the guard, though it can stay prompt (as when "
         "one vCPU stays free). A guest that reclaims and refaults "
         "the pages of its own programs keeps QEMU re-translating too; raw/CELL/vmstat.before and "
-        "vmstat.after tell the two apart. "
+        "vmstat.after tell the two apart, and so does the time of the hold: a cell held for a whole window "
+        "while MemAvailable was still above 10% of MemTotal (or never fell below it) was held before any "
+        "reclaim could have evicted its code. "
         f"{sum(held.values())} of {len(held)} profiled cells were held"
         + ("; rows only for scenarios with such a cell." if any(held.values()) else ".")
     )
@@ -158,9 +176,9 @@ def emulator_section(w, cells, emulator):
         return
     w(
         "| scenario | variant | cells held | guest's code, median share of QEMU's samples | worst heartbeat late, "
-        "all cells (ms) | the cells not held (ms) |"
+        "all cells (ms) | the cells not held (ms) | held while MemAvailable ≥ 10% |"
     )
-    w("|---|---|---|---|---|---|")
+    w("|---|---|---|---|---|---|---|")
     for s in SCENARIO_ORDER:
         mine = [c for c in cells if c["scenario"] == s]
         if not any(held.get(id(c)) for c in mine):
@@ -173,10 +191,13 @@ def emulator_section(w, cells, emulator):
             free = [late[id(c)] for c in cv if held.get(id(c)) is False]
             share = [prof[id(c)]["share"]["guest"] for c in cv if id(c) in prof]
             share_ms = median_spread([None if x is None else 100 * x for x in share])
+            n_held = sum(1 for c in cv if held.get(id(c)))
+            early = [held_before_pressure(c, prof[id(c)], window) for c in cv if held.get(id(c))]
+            early_s = "—" if not n_held or None in early else f"{sum(early)}/{n_held}"
             w(
-                f"| {s} | {VARIANT_LABEL[v]} | {sum(1 for c in cv if held.get(id(c)))}/{len(cv)} | "
+                f"| {s} | {VARIANT_LABEL[v]} | {n_held}/{len(cv)} | "
                 f"{fmt(share_ms, '%', digits=0)} | {fmt(median_spread(list(late.values())), digits=0)} | "
-                f"{fmt(median_spread(free), digits=0)} |"
+                f"{fmt(median_spread(free), digits=0)} | {early_s} |"
             )
     w("")
 
