@@ -32,6 +32,7 @@ struct watched {
 	bool pushed;                /* the fence throttles what reclaim cannot give back */
 	bool kill_failed;           /* a kill failed: pass it over, so the next worst can go */
 	bool widen_failed;          /* raising its fence failed or did nothing: not again until calm */
+	bool killed;                /* killed while memory was short: passed over until calm */
 	int fence_wd;               /* inotify watch on its memory.events while fenced, else -1 */
 	uint64_t fence_high_events; /* memory.events "high" when the fence was set or last raised */
 };
@@ -56,6 +57,8 @@ struct daemon {
 	uint64_t rescanned_usec; /* the last guards_rescan */
 	uint64_t decision_usec;  /* what the last check cost, wake-up to verdict */
 	uint64_t last_kill_usec;
+	char last_victim[sizeof(((struct mg_scope_entry *)0)->path)]; /* killed last, until it is gone */
+	uint64_t last_victim_bytes;                                   /* what it held then */
 	struct mg_meminfo mem;
 	struct mg_fall_rate fall;
 	bool cli_dry_run; /* -n and -v outlive a reload */

@@ -49,11 +49,30 @@ static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy
 	return r;
 }
 
+/* Whether the cgroup killed last still holds processes and half of what it
+ * held: its memory is not back yet. Once it is not (or cannot be read), it is
+ * forgotten, so the check costs nothing until the next kill. */
+static bool victim_exiting(struct daemon *d)
+{
+	uint64_t current;
+
+	if (!d->last_victim[0])
+		return false;
+	_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->last_victim);
+	if (cg >= 0 && mg_cg_populated(cg) > 0 && mg_cg_read_u64(cg, "memory.current", &current) == 0 &&
+	    current >= d->last_victim_bytes / 2)
+		return true;
+	d->last_victim[0] = '\0';
+	return false;
+}
+
 static int read_node(struct daemon *d, struct mg_node_state *node)
 {
 	int r;
 
 	*node = (struct mg_node_state){.now_usec = mg_now_usec(), .last_kill_usec = d->last_kill_usec};
+	/* Before meminfo: what a victim seen gone gave back shows in it. */
+	node->victim_exiting = victim_exiting(d);
 	if ((r = mg_meminfo_read(d->procfd, &node->mem)) < 0)
 		return mg_log_errno(LOG_ERR, r, "read meminfo: %m");
 	if ((r = mg_psi_read(d->procfd, "pressure/memory", &node->psi)) < 0)
@@ -84,6 +103,7 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 		ret[i].pushed = d->w[i].pushed;
 		ret[i].kill_failed = d->w[i].kill_failed;
 		ret[i].widen_failed = d->w[i].widen_failed;
+		ret[i].killed = d->w[i].killed;
 		if (memory_short) {
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
 			ret[i].protected_ =
@@ -108,11 +128,11 @@ static void unfence_all(struct daemon *d)
 			fence_lifted(d, &d->w[i]);
 }
 
-/* Memory is not short: a cgroup whose kill or fence raising failed may be tried again. */
+/* Memory is not short: a cgroup killed, or whose kill or fence raising failed, may be tried again. */
 static void forget_failures(struct daemon *d)
 {
 	for (size_t i = 0; i < d->nw; i++)
-		d->w[i].kill_failed = d->w[i].widen_failed = false;
+		d->w[i].killed = d->w[i].kill_failed = d->w[i].widen_failed = false;
 }
 
 /* Sets the victim's fence; false when it could not be set. */
@@ -160,6 +180,10 @@ static void kill_victim(struct daemon *d, struct watched *v, const struct mg_gua
 		return;
 	}
 	d->last_kill_usec = now_usec;
+	/* Waited on while it exits (not in a dry run, where killed is 0). */
+	snprintf(d->last_victim, sizeof(d->last_victim), "%s", killed > 0 ? v->e.path : "");
+	d->last_victim_bytes = snap->current;
+	v->killed = killed > 0;
 	/* Killed (or gone): nothing there pushes any more, so nothing to widen as memory comes back. */
 	v->pushed = false;
 	if (killed > 0 && !rec.dry_run)
@@ -238,6 +262,7 @@ static void kill_outsider(struct daemon *d, const struct mg_node_state *node, co
 
 	if (r > 0) {
 		d->last_kill_usec = node->now_usec;
+		d->last_victim[0] = '\0'; /* outside the guard: not waited on */
 		return;
 	}
 	/* Nothing there may be killed: name it, as for OUTSIDER. */

@@ -259,13 +259,18 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	/* Before anyone is judged: the pressure may be that fence's own throttling. */
 	if (widen_pushed(p, node, g, n, context, ret))
 		return;
-	if (node->last_kill_usec && node->now_usec - node->last_kill_usec < p->settle_usec &&
-	    avail >= mg_policy_hard_floor(p)) {
+	/* Below the hard floor a kill that did not free enough is followed by the
+	 * next at once, but not while its victim's memory is still coming back. */
+	uint64_t since_kill = node->now_usec - node->last_kill_usec;
+	if (node->last_kill_usec && since_kill < p->settle_usec &&
+	    (avail >= mg_policy_hard_floor(p) ||
+	     (node->victim_exiting && since_kill < MG_VICTIM_EXIT_WAIT_USEC))) {
 		ret->verdict = MG_VERDICT_SETTLING;
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!g[i].populated || g[i].protected_ || g[i].kill_failed || g[i].current == 0)
+		if (!g[i].populated || g[i].protected_ || g[i].killed || g[i].kill_failed ||
+		    g[i].current == 0)
 			continue;
 		if (victim < 0 || worse(&g[i], &g[victim]))
 			victim = (long)i;

@@ -29,6 +29,8 @@ struct mg_guarded {
 	                      can go */
 	bool widen_failed; /* raising its fence failed (or did nothing): not tried again until memory is calm,
 	                      so the others are judged meanwhile */
+	bool killed;       /* killed while memory was short: another kill would free it no sooner, so it is
+	                      passed over until memory is calm */
 };
 
 /* The largest holder of memory outside the guard: a top-level cgroup of the
@@ -48,6 +50,8 @@ struct mg_node_state {
 	uint64_t available_fall_bps; /* how fast MemAvailable fell, bytes/s (mg_fall_rate_update) */
 	uint64_t now_usec;
 	uint64_t last_kill_usec; /* 0: never */
+	bool victim_exiting;     /* the cgroup killed last still holds processes and half of what it held:
+	                            its memory is not back yet */
 };
 
 struct mg_policy {
@@ -118,12 +122,19 @@ struct mg_decision {
  * cgroup is read before this. */
 bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_state *node);
 
-/* Below this MemAvailable nothing waits: not the settle time after a kill,
- * not a fenced task. */
+/* Below this MemAvailable nothing waits (not a fenced task, not the settle
+ * time after a kill) but a victim that is still exiting, for at most
+ * MG_VICTIM_EXIT_WAIT_USEC. */
 static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
 {
 	return p->available_min / 2;
 }
+
+/* Below the hard floor, how long the last victim may take to exit before the
+ * next is killed: tearing down hundreds of MiB takes a tenth of a second or
+ * more, and a kill meanwhile costs a second task for memory about to come
+ * back. Short, so that a victim stuck in the kernel holds nothing up long. */
+#define MG_VICTIM_EXIT_WAIT_USEC (500 * 1000)
 
 /* Decides. Memory not short (mg_policy_needs_memory false): UNFENCE when a
  * cgroup is fenced, MemAvailable >= available_pressure and settle_usec has
@@ -136,9 +147,10 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * memory would be short by MemAvailable, and its own throttling counts in
  * the node's PSI: judged by pressure, a fence would make its own kill.
  * Memory short: SETTLING within settle_usec
- * of the last kill, unless MemAvailable is below the hard floor. Else the
- * victim is the eligible cgroup (populated, not protected, no failed kill,
- * current > 0) furthest over its share (memory.current / share, in 1%
+ * of the last kill, unless MemAvailable is below the hard floor (and the
+ * victim is not still exiting, within MG_VICTIM_EXIT_WAIT_USEC). Else the
+ * victim is the eligible cgroup (populated, not protected, not killed, no
+ * failed kill, current > 0) furthest over its share (memory.current / share, in 1%
  * steps), then the fastest grower, then the largest; NO_VICTIM without one.
  * A victim within its known share (current <= share), or none at all, is
  * not touched while the outsider holds more than outside_due: OUTSIDER,

@@ -535,24 +535,38 @@ struct settle_case {
 	const char *what;
 	uint64_t now, last_kill, available;
 	enum mg_verdict verdict;
+	bool victim_exiting;
 };
 
 static void decide_settling_table(void **state)
 {
 	static const struct settle_case cases[] = {
-	        {"never killed (last_kill 0), early after boot", 3 * SEC, 0, 40 * MiB, MG_VERDICT_KILL},
-	        {"never killed, now 0 too", 0, 0, 40 * MiB, MG_VERDICT_KILL},
-	        {"just killed", 1000 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_SETTLING},
-	        {"1 s after a kill", 1001 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_SETTLING},
-	        {"1 us before settle_usec ends", 1010 * SEC - 1, 1000 * SEC, 40 * MiB, MG_VERDICT_SETTLING},
-	        {"exactly settle_usec later", 1010 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_KILL},
-	        {"long after", 5000 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_KILL},
+	        {"never killed (last_kill 0), early after boot", 3 * SEC, 0, 40 * MiB, MG_VERDICT_KILL,
+	         false},
+	        {"never killed, now 0 too", 0, 0, 40 * MiB, MG_VERDICT_KILL, false},
+	        {"just killed", 1000 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_SETTLING, false},
+	        {"1 s after a kill", 1001 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_SETTLING, false},
+	        {"1 us before settle_usec ends", 1010 * SEC - 1, 1000 * SEC, 40 * MiB, MG_VERDICT_SETTLING,
+	         false},
+	        {"exactly settle_usec later", 1010 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_KILL, false},
+	        {"long after", 5000 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_KILL, false},
 	        {"within settle, at exactly available_min / 2", 1001 * SEC, 1000 * SEC, 32 * MiB,
-	         MG_VERDICT_SETTLING},
+	         MG_VERDICT_SETTLING, false},
 	        {"within settle, below available_min / 2", 1001 * SEC, 1000 * SEC, 32 * MiB - 1,
-	         MG_VERDICT_KILL},
-	        {"within settle, MemAvailable 0", 1001 * SEC, 1000 * SEC, 0, MG_VERDICT_KILL},
-	        {"within settle but calm", 1001 * SEC, 1000 * SEC, 900 * MiB, MG_VERDICT_CALM},
+	         MG_VERDICT_KILL, false},
+	        {"within settle, MemAvailable 0", 1001 * SEC, 1000 * SEC, 0, MG_VERDICT_KILL, false},
+	        {"below available_min / 2, 60 ms after a kill, the victim exiting", 1000 * SEC + 60000,
+	         1000 * SEC, 13 * MiB, MG_VERDICT_SETTLING, true},
+	        {"MemAvailable 0, the victim exiting, 1 us before its wait ends",
+	         1000 * SEC + MG_VICTIM_EXIT_WAIT_USEC - 1, 1000 * SEC, 0, MG_VERDICT_SETTLING, true},
+	        {"MemAvailable 0, the victim still exiting when its wait ends",
+	         1000 * SEC + MG_VICTIM_EXIT_WAIT_USEC, 1000 * SEC, 0, MG_VERDICT_KILL, true},
+	        {"the victim exiting, above the floor: settle as always", 1001 * SEC, 1000 * SEC, 40 * MiB,
+	         MG_VERDICT_SETTLING, true},
+	        {"the victim exiting past settle_usec", 1010 * SEC, 1000 * SEC, 40 * MiB, MG_VERDICT_KILL,
+	         true},
+	        {"exiting, but never killed", 3 * SEC, 0, 13 * MiB, MG_VERDICT_KILL, true},
+	        {"within settle but calm", 1001 * SEC, 1000 * SEC, 900 * MiB, MG_VERDICT_CALM, false},
 	};
 	struct mg_policy p = policy();
 	struct mg_guarded g[] = {task(GiB, GiB / 2, 0), task(GiB, GiB, 0)};
@@ -565,6 +579,7 @@ static void decide_settling_table(void **state)
 		node.now_usec = c->now;
 		node.last_kill_usec = c->last_kill;
 		node.mem.mem_available = c->available;
+		node.victim_exiting = c->victim_exiting;
 		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 		if (d.verdict != c->verdict)
 			print_error("case %zu (%s): %s, want %s (why: %s)\n", i, c->what,
@@ -664,8 +679,9 @@ static void decide_why_huge_values(void **state)
 
 /* --- mg_policy_decide: the kill failures --- */
 
-/* A cgroup whose kill failed is passed over, so the next worst goes; with
- * nothing else left there is no victim. */
+/* A cgroup whose kill failed, or that was killed and is still there, is
+ * passed over, so the next worst goes; with nothing else left there is no
+ * victim. */
 static void decide_kill_failed_passed_over(void **state)
 {
 	static const struct victim_case cases[] = {
@@ -682,6 +698,13 @@ static void decide_kill_failed_passed_over(void **state)
 	          {.current = GiB, .share = GiB, .populated = true, .kill_failed = true}},
 	         MG_VERDICT_NO_VICTIM,
 	         -1},
+	        {"the worst was killed and still holds its memory: the next worst",
+	         3,
+	         {{.current = 3 * GiB, .share = GiB, .populated = true, .killed = true},
+	          T3(2 * GiB, GiB, 0),
+	          T3(GiB, GiB, 0)},
+	         MG_VERDICT_KILL,
+	         1},
 	};
 
 	check_victim_cases(cases, MG_ARRAY_SIZE(cases));
