@@ -30,9 +30,8 @@ struct watched {
 	bool seen;
 	bool throttled;             /* its memory.high is lowered: undo when memory is back */
 	bool pushed;                /* the fence throttles what reclaim cannot give back */
-	bool kill_failed;           /* a kill failed: pass it over, so the next worst can go */
+	bool passed_over;           /* killed, or its kill failed: the next worst goes until calm */
 	bool widen_failed;          /* raising its fence failed or did nothing: not again until calm */
-	bool killed;                /* killed while memory was short: passed over until calm */
 	int fence_wd;               /* inotify watch on its memory.events while fenced, else -1 */
 	uint64_t fence_high_events; /* memory.events "high" when the fence was set or last raised */
 };

@@ -101,9 +101,8 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 		ret[i] = d->w[i].e.snap;
 		ret[i].fenced = d->w[i].throttled;
 		ret[i].pushed = d->w[i].pushed;
-		ret[i].kill_failed = d->w[i].kill_failed;
+		ret[i].passed_over = d->w[i].passed_over;
 		ret[i].widen_failed = d->w[i].widen_failed;
-		ret[i].killed = d->w[i].killed;
 		if (memory_short) {
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
 			ret[i].protected_ =
@@ -132,7 +131,7 @@ static void unfence_all(struct daemon *d)
 static void forget_failures(struct daemon *d)
 {
 	for (size_t i = 0; i < d->nw; i++)
-		d->w[i].killed = d->w[i].kill_failed = d->w[i].widen_failed = false;
+		d->w[i].passed_over = d->w[i].widen_failed = false;
 }
 
 /* Sets the victim's fence; false when it could not be set. */
@@ -176,14 +175,14 @@ static void kill_victim(struct daemon *d, struct watched *v, const struct mg_gua
 
 	if (killed < 0) {
 		/* Already logged; the policy passes it over until memory is back. */
-		v->kill_failed = true;
+		v->passed_over = true;
 		return;
 	}
 	d->last_kill_usec = now_usec;
 	/* Waited on while it exits (not in a dry run, where killed is 0). */
 	snprintf(d->last_victim, sizeof(d->last_victim), "%s", killed > 0 ? v->e.path : "");
 	d->last_victim_bytes = snap->current;
-	v->killed = killed > 0;
+	v->passed_over = killed > 0;
 	/* Killed (or gone): nothing there pushes any more, so nothing to widen as memory comes back. */
 	v->pushed = false;
 	if (killed > 0 && !rec.dry_run)

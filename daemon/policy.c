@@ -71,9 +71,9 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
 
 /* A fence pushed against while MemAvailable alone does not say memory is
  * short is raised rather than judged: WIDEN the first such cgroup. Not one
- * whose kill failed (it would be passed over when memory is short) or whose
- * raising failed, and not in a dry run (which writes no fence). Returns
- * whether it did; context (may be "") ends the reason. */
+ * passed over (killed, or its kill failed) or whose raising failed, and not
+ * in a dry run (which writes no fence). Returns whether it did; context (may
+ * be "") ends the reason. */
 static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {
@@ -83,7 +83,7 @@ static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *
 	if (p->dry_run || avail < p->available_min || falls_to_within_lead(p, node, p->available_min))
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		if (!g[i].fenced || !g[i].pushed || g[i].kill_failed || g[i].widen_failed)
+		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed)
 			continue;
 		ret->verdict = MG_VERDICT_WIDEN;
 		ret->victim = (long)i;
@@ -269,8 +269,7 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!g[i].populated || g[i].protected_ || g[i].killed || g[i].kill_failed ||
-		    g[i].current == 0)
+		if (!g[i].populated || g[i].protected_ || g[i].passed_over || g[i].current == 0)
 			continue;
 		if (victim < 0 || worse(&g[i], &g[victim]))
 			victim = (long)i;

@@ -13,7 +13,7 @@
 struct mg_config;
 
 /* One guarded cgroup, as seen at one moment. The fence state (fenced,
- * pushed, kill_failed) is the daemon's own record and always current; the
+ * pushed, passed_over) is the daemon's own record and always current; the
  * numbers and protected_ are read from the tree only when memory is short. */
 struct mg_guarded {
 	const char *path;
@@ -25,12 +25,10 @@ struct mg_guarded {
 	bool fenced;       /* its memory.high is lowered by us: lift it when memory is back */
 	bool pushed;       /* since it was fenced (or its fence last raised), the fence throttles what
 	                      reclaim cannot give back (mg_policy_fence_pushed): it stalls against it */
-	bool kill_failed;  /* a kill of it failed while memory was short: pass it over, so the next worst
-	                      can go */
+	bool passed_over;  /* killed, or its kill failed, while memory was short: another kill would free
+	                      it no sooner, so the next worst goes until memory is calm */
 	bool widen_failed; /* raising its fence failed (or did nothing): not tried again until memory is calm,
 	                      so the others are judged meanwhile */
-	bool killed;       /* killed while memory was short: another kill would free it no sooner, so it is
-	                      passed over until memory is calm */
 };
 
 /* The largest holder of memory outside the guard: a top-level cgroup of the
@@ -142,15 +140,15 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * else CALM. Only the flags of g are read then.
  * A fence pushed against while MemAvailable is at or above available_min and
  * not falling to it within lead_usec is raised, memory short or not, unless
- * in a dry run: WIDEN the first such cgroup whose kill or raising has not
- * failed, allowance as for FENCE. Its task is finite or
+ * in a dry run: WIDEN the first such cgroup not passed over nor whose
+ * raising failed, allowance as for FENCE. Its task is finite or
  * memory would be short by MemAvailable, and its own throttling counts in
  * the node's PSI: judged by pressure, a fence would make its own kill.
  * Memory short: SETTLING within settle_usec
  * of the last kill, unless MemAvailable is below the hard floor (and the
  * victim is not still exiting, within MG_VICTIM_EXIT_WAIT_USEC). Else the
- * victim is the eligible cgroup (populated, not protected, not killed, no
- * failed kill, current > 0) furthest over its share (memory.current / share, in 1%
+ * victim is the eligible cgroup (populated, not protected, not passed over,
+ * current > 0) furthest over its share (memory.current / share, in 1%
  * steps), then the fastest grower, then the largest; NO_VICTIM without one.
  * A victim within its known share (current <= share), or none at all, is
  * not touched while the outsider holds more than outside_due: OUTSIDER,

@@ -682,25 +682,25 @@ static void decide_why_huge_values(void **state)
 /* A cgroup whose kill failed, or that was killed and is still there, is
  * passed over, so the next worst goes; with nothing else left there is no
  * victim. */
-static void decide_kill_failed_passed_over(void **state)
+static void decide_passed_over(void **state)
 {
 	static const struct victim_case cases[] = {
 	        {"the worst failed: the next worst",
 	         3,
-	         {{.current = 3 * GiB, .share = GiB, .populated = true, .kill_failed = true},
+	         {{.current = 3 * GiB, .share = GiB, .populated = true, .passed_over = true},
 	          T3(2 * GiB, GiB, 0),
 	          T3(GiB, GiB, 0)},
 	         MG_VERDICT_KILL,
 	         1},
 	        {"every one failed",
 	         2,
-	         {{.current = 3 * GiB, .share = GiB, .populated = true, .kill_failed = true},
-	          {.current = GiB, .share = GiB, .populated = true, .kill_failed = true}},
+	         {{.current = 3 * GiB, .share = GiB, .populated = true, .passed_over = true},
+	          {.current = GiB, .share = GiB, .populated = true, .passed_over = true}},
 	         MG_VERDICT_NO_VICTIM,
 	         -1},
 	        {"the worst was killed and still holds its memory: the next worst",
 	         3,
-	         {{.current = 3 * GiB, .share = GiB, .populated = true, .killed = true},
+	         {{.current = 3 * GiB, .share = GiB, .populated = true, .passed_over = true},
 	          T3(2 * GiB, GiB, 0),
 	          T3(GiB, GiB, 0)},
 	         MG_VERDICT_KILL,
@@ -863,7 +863,7 @@ static void decide_widen_table(void **state)
 		enum mg_verdict verdict;
 		long victim;
 		uint64_t allowance;
-		unsigned kill_failed, widen_failed; /* bit k: task k */
+		unsigned passed_over, widen_failed; /* bit k: task k */
 		bool dry_run;
 	} cases[] = {
 	        {"calm in the pressure band, pushed: widen", 200 * MiB, false, 0, 0, 0, 2, 2,
@@ -921,7 +921,7 @@ static void decide_widen_table(void **state)
 		for (unsigned k = 0; k < 2; k++) {
 			g[k].fenced = cases[i].fenced >> k & 1;
 			g[k].pushed = cases[i].pushed >> k & 1;
-			g[k].kill_failed = cases[i].kill_failed >> k & 1;
+			g[k].passed_over = cases[i].passed_over >> k & 1;
 			g[k].widen_failed = cases[i].widen_failed >> k & 1;
 		}
 		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
@@ -980,7 +980,7 @@ static void decide_fence_lifecycle(void **state)
 	assert_int_equal(d.victim, 1);
 
 	/* The kill failed: the next worst, which is fenced in turn. */
-	g[1].kill_failed = true;
+	g[1].passed_over = true;
 	node.now_usec += SEC;
 	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 	assert_int_equal(d.verdict, MG_VERDICT_FENCE);
@@ -1643,7 +1643,7 @@ int main(void)
 	        cmocka_unit_test(decide_why_text),
 	        cmocka_unit_test(decide_why_huge_values),
 	        cmocka_unit_test(decide_four_elastic_tasks),
-	        cmocka_unit_test(decide_kill_failed_passed_over),
+	        cmocka_unit_test(decide_passed_over),
 	        cmocka_unit_test(decide_fence_or_kill_table),
 	        cmocka_unit_test(decide_widen_table),
 	        cmocka_unit_test(decide_fenced_worst_is_held),
