@@ -33,15 +33,26 @@ static bool worse(const struct mg_guarded *a, const struct mg_guarded *b)
 	return a->current > b->current;
 }
 
-/* True when MemAvailable, at its current rate of fall, reaches floor within
+/* True when MemAvailable, falling at fall_bps, reaches floor within
  * lead_usec (and is not below it already). */
+static bool reaches_within_lead(const struct mg_policy *p, uint64_t avail, uint64_t fall_bps, uint64_t floor)
+{
+	if (!p->lead_usec || !fall_bps || avail < floor)
+		return false;
+	return (unsigned __int128)fall_bps * p->lead_usec / 1000000u >= avail - floor;
+}
+
+/* The same at MemAvailable's current rate of fall. */
 static bool falls_to_within_lead(const struct mg_policy *p, const struct mg_node_state *node, uint64_t floor)
 {
-	uint64_t avail = node->mem.mem_available;
+	return reaches_within_lead(p, node->mem.mem_available, node->available_fall_bps, floor);
+}
 
-	if (!p->lead_usec || !node->available_fall_bps || avail < floor)
-		return false;
-	return (unsigned __int128)node->available_fall_bps * p->lead_usec / 1000000u >= avail - floor;
+/* MemAvailable's fall less what g itself took: once g pushes against its
+ * fence, that part of the fall has stopped. */
+static uint64_t fall_but(const struct mg_node_state *node, const struct mg_guarded *g)
+{
+	return node->available_fall_bps > g->growth_bps ? node->available_fall_bps - g->growth_bps : 0;
 }
 
 /* True when MemAvailable, inside the pressure band, reaches available_min
@@ -70,20 +81,24 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
 }
 
 /* A fence pushed against while MemAvailable alone does not say memory is
- * short is raised rather than judged: WIDEN the first such cgroup. Not one
- * passed over (killed, or its kill failed) or whose raising failed, and not
- * in a dry run (which writes no fence). Returns whether it did; context (may
- * be "") ends the reason. */
+ * short is raised rather than judged: WIDEN the first such cgroup. Short
+ * means below available_min, or falling to it within the lead at the rate
+ * the others take memory: what the cgroup itself took before its fence held
+ * (most of the fall as a big task reaches its fence) will not recur. Not
+ * one passed over (killed, or its kill failed) or whose raising failed, and
+ * not in a dry run (which writes no fence). Returns whether it did; context
+ * (may be "") ends the reason. */
 static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {
 	uint64_t avail = node->mem.mem_available;
 	char a[MG_SIZE_STRLEN], m[MG_SIZE_STRLEN], w[MG_SIZE_STRLEN];
 
-	if (p->dry_run || avail < p->available_min || falls_to_within_lead(p, node, p->available_min))
+	if (p->dry_run || avail < p->available_min)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed)
+		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed ||
+		    reaches_within_lead(p, avail, fall_but(node, &g[i]), p->available_min))
 			continue;
 		ret->verdict = MG_VERDICT_WIDEN;
 		ret->victim = (long)i;

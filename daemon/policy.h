@@ -19,7 +19,7 @@ struct mg_guarded {
 	const char *path;
 	uint64_t current;    /* memory.current */
 	uint64_t share;      /* its share (launcher's xattr, else memory.max), 0 when unknown */
-	uint64_t growth_bps; /* bytes per second since the previous snapshot, 0 when shrinking */
+	uint64_t growth_bps; /* bytes per second since the previous reading, 0 when shrinking */
 	bool populated;
 	bool protected_;   /* holds a protected process: never a victim */
 	bool fenced;       /* its memory.high is lowered by us: lift it when memory is back */
@@ -81,8 +81,8 @@ enum mg_verdict {
 	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_WIDEN,     /* the victim pushes against its fence while MemAvailable is not below
-	                         available_min nor falling to it within lead_usec: raise the fence by
-	                         allowance (memory short or not) */
+	                         available_min nor falling to it within lead_usec at the others' rate:
+	                         raise the fence by allowance (memory short or not) */
 	MG_VERDICT_KILL,
 	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min (or falls to it
 	                             within lead_usec) and kill_outside is on: kill the outsider's worst
@@ -139,7 +139,9 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * passed since the last kill (so fences do not flap); else WIDEN as below;
  * else CALM. Only the flags of g are read then.
  * A fence pushed against while MemAvailable is at or above available_min and
- * not falling to it within lead_usec is raised, memory short or not, unless
+ * not falling to it within lead_usec at the others' rate (available_fall_bps
+ * less the cgroup's own growth_bps, stopped by its fence) is raised, memory
+ * short or not, unless
  * in a dry run: WIDEN the first such cgroup not passed over nor whose
  * raising failed, allowance as for FENCE. Its task is finite or
  * memory would be short by MemAvailable, and its own throttling counts in

@@ -847,10 +847,11 @@ static void decide_settling_before_fence(void **state)
 }
 
 /* A fence pushed against while MemAvailable alone does not say memory is
- * short is raised, memory short or not (not in a dry run, nor one whose
- * kill or raising failed); below available_min, or falling to it within
- * the lead, the task that pushes is killed. available_min 64 MiB,
- * hard floor 32 MiB, available_pressure 256 MiB; task 1 is the worst. */
+ * short is raised, memory short or not (not in a dry run, nor one passed
+ * over or whose raising failed); below available_min, or falling to it
+ * within the lead at the rate the others take memory, the task that pushes
+ * is killed. available_min 64 MiB, hard floor 32 MiB, available_pressure
+ * 256 MiB; task 1 is the worst. */
 static void decide_widen_table(void **state)
 {
 	static const struct {
@@ -865,44 +866,55 @@ static void decide_widen_table(void **state)
 		uint64_t allowance;
 		unsigned passed_over, widen_failed; /* bit k: task k */
 		bool dry_run;
+		uint64_t growth1; /* task 1's growth_bps */
 	} cases[] = {
 	        {"calm in the pressure band, pushed: widen", 200 * MiB, false, 0, 0, 0, 2, 2,
-	         MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false},
+	         MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0},
 	        {"under pressure in the band, pushed: widen before anyone is judged", 200 * MiB, true, 0, 0,
-	         0, 2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false},
+	         0, 2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0},
 	        {"exactly at available_min: widen", 64 * MiB, true, 0, 0, 0, 2, 2, MG_VERDICT_WIDEN, 1,
-	         24 * MiB, 0, 0, false},
+	         24 * MiB, 0, 0, false, 0},
 	        {"just below available_min: kill", 64 * MiB - 1, true, 0, 0, 0, 2, 2, MG_VERDICT_KILL, 1, 0,
-	         0, 0, false},
+	         0, 0, false, 0},
 	        /* 100 MiB/s for 250 ms is 25 MiB. */
 	        {"falling to available_min within the lead: kill", 80 * MiB, true, 100 * MiB, SEC / 4, 0, 2,
-	         2, MG_VERDICT_KILL, 1, 0, 0, 0, false},
+	         2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0},
 	        {"falling, available_min beyond the lead: widen", 100 * MiB, true, 100 * MiB, SEC / 4, 0, 2,
-	         2, MG_VERDICT_WIDEN, 1, 51 * MiB, 0, 0, false},
+	         2, MG_VERDICT_WIDEN, 1, 51 * MiB, 0, 0, false, 0},
 	        {"falling fast, lead off: widen", 100 * MiB, true, GiB, 0, 0, 2, 2, MG_VERDICT_WIDEN, 1,
-	         51 * MiB, 0, 0, false},
+	         51 * MiB, 0, 0, false, 0},
+	        /* Its own growth stopped at its fence: 40 MiB/s for 250 ms is 10 MiB. */
+	        {"falling within the lead, mostly by its own growth: widen", 80 * MiB, true, 100 * MiB,
+	         SEC / 4, 0, 2, 2, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 60 * MiB},
+	        {"falling within the lead, all by its own growth: widen", 80 * MiB, true, 100 * MiB, SEC / 4,
+	         0, 2, 2, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 200 * MiB},
+	        /* 70 MiB/s for 250 ms is 17.5 MiB. */
+	        {"falling within the lead, the others' part alone too: kill", 80 * MiB, true, 100 * MiB,
+	         SEC / 4, 0, 2, 2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 30 * MiB},
+	        {"two push, the fall is task 1's: task 0 is not raised for it, task 1 is", 80 * MiB, true,
+	         100 * MiB, SEC / 4, 0, 3, 3, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 100 * MiB},
 	        {"fenced, not pushed, under pressure: hold", 200 * MiB, true, 0, 0, 0, 2, 0, MG_VERDICT_HOLD,
-	         1, 0, 0, 0, false},
+	         1, 0, 0, 0, false, 0},
 	        {"fenced, not pushed, calm: nothing", 200 * MiB, false, 0, 0, 0, 2, 0, MG_VERDICT_CALM, -1, 0,
-	         0, 0, false},
+	         0, 0, false, 0},
 	        {"the worst is held, another pushes: widen that one", 200 * MiB, true, 0, 0, 0, 3, 1,
-	         MG_VERDICT_WIDEN, 0, 126 * MiB, 0, 0, false},
+	         MG_VERDICT_WIDEN, 0, 126 * MiB, 0, 0, false, 0},
 	        {"memory back, settle over: lift every fence instead", 300 * MiB, false, 0, 0, 0, 2, 2,
-	         MG_VERDICT_UNFENCE, -1, 0, 0, 0, false},
+	         MG_VERDICT_UNFENCE, -1, 0, 0, 0, false, 0},
 	        {"memory back within the settle time: widen", 300 * MiB, false, 0, 0, SEC, 2, 2,
-	         MG_VERDICT_WIDEN, 1, 201 * MiB, 0, 0, false},
+	         MG_VERDICT_WIDEN, 1, 201 * MiB, 0, 0, false, 0},
 	        {"within the settle time, under pressure: widen rather than wait", 200 * MiB, true, 0, 0, SEC,
-	         2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false},
+	         2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0},
 	        {"pushed without a fence: nothing to widen", 200 * MiB, false, 0, 0, 0, 0, 2, MG_VERDICT_CALM,
-	         -1, 0, 0, 0, false},
+	         -1, 0, 0, 0, false, 0},
 	        /* No fence is raised in a dry run, nor one whose kill or raising failed. */
-	        {"dry run: nothing", 200 * MiB, false, 0, 0, 0, 2, 2, MG_VERDICT_CALM, -1, 0, 0, 0, true},
+	        {"dry run: nothing", 200 * MiB, false, 0, 0, 0, 2, 2, MG_VERDICT_CALM, -1, 0, 0, 0, true, 0},
 	        {"its kill failed: nothing", 200 * MiB, false, 0, 0, 0, 2, 2, MG_VERDICT_CALM, -1, 0, 2, 0,
-	         false},
+	         false, 0},
 	        {"its raising failed: nothing", 200 * MiB, false, 0, 0, 0, 2, 2, MG_VERDICT_CALM, -1, 0, 0, 2,
-	         false},
+	         false, 0},
 	        {"its raising failed, another pushes: that one", 200 * MiB, false, 0, 0, 0, 3, 3,
-	         MG_VERDICT_WIDEN, 0, 126 * MiB, 0, 2, false},
+	         MG_VERDICT_WIDEN, 0, 126 * MiB, 0, 2, false, 0},
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
@@ -918,6 +930,7 @@ static void decide_widen_table(void **state)
 		node.psi.full.avg10 = cases[i].pressure ? 3800 : 0;
 		node.available_fall_bps = cases[i].fall_bps;
 		node.last_kill_usec = cases[i].since_kill ? node.now_usec - cases[i].since_kill : 0;
+		g[1].growth_bps = cases[i].growth1;
 		for (unsigned k = 0; k < 2; k++) {
 			g[k].fenced = cases[i].fenced >> k & 1;
 			g[k].pushed = cases[i].pushed >> k & 1;
