@@ -66,6 +66,29 @@ static bool victim_exiting(struct daemon *d)
 	return false;
 }
 
+/* For each fenced cgroup, how fast MemAvailable falls with its memory.current
+ * added back: what the others take. Read at every look while it is fenced
+ * (a few cgroups at most); started from the node's rate at its first. An
+ * unread memory.current counts as 0, so its part counts as the others'. */
+static void track_fenced(struct daemon *d, const struct mg_node_state *node)
+{
+	for (size_t i = 0; i < d->nw; i++) {
+		struct watched *w = &d->w[i];
+		uint64_t current = 0;
+
+		if (!w->throttled)
+			continue;
+		_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+		if (cg < 0 || mg_cg_read_u64(cg, "memory.current", &current) < 0)
+			current = 0;
+		uint64_t sum = node->mem.mem_available + current;
+		if (!w->others_fall.from_usec)
+			mg_fall_rate_start(&w->others_fall, sum, node->now_usec, node->available_fall_bps);
+		else
+			(void)mg_fall_rate_update(&w->others_fall, sum, node->now_usec);
+	}
+}
+
 static int read_node(struct daemon *d, struct mg_node_state *node)
 {
 	int r;
@@ -80,6 +103,7 @@ static int read_node(struct daemon *d, struct mg_node_state *node)
 	node->trigger_fired = d->trigger_fired;
 	d->mem = node->mem;
 	node->available_fall_bps = mg_fall_rate_update(&d->fall, node->mem.mem_available, node->now_usec);
+	track_fenced(d, node);
 	return 0;
 }
 
@@ -103,6 +127,8 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 		ret[i].pushed = d->w[i].pushed;
 		ret[i].passed_over = d->w[i].passed_over;
 		ret[i].widen_failed = d->w[i].widen_failed;
+		ret[i].widened = d->w[i].widened;
+		ret[i].others_fall_bps = d->w[i].others_fall.bps;
 		if (memory_short) {
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
 			ret[i].protected_ =
@@ -115,7 +141,8 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 /* Its fence is lifted: memory.high is what it was. */
 static void fence_lifted(struct daemon *d, struct watched *w)
 {
-	w->throttled = w->pushed = false;
+	w->throttled = w->pushed = w->widened = false;
+	w->others_fall = (struct mg_fall_rate){0};
 	guards_unwatch_fence(d, w);
 }
 
@@ -140,7 +167,8 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
 	if (mg_act_throttle(d->mountfd, v->e.path, snap->current, snap->share, allowance) != 1)
 		return false;
 	v->throttled = true;
-	v->pushed = false;
+	v->pushed = v->widened = false;
+	v->others_fall = (struct mg_fall_rate){0}; /* started at the next look */
 	guards_watch_fence(d, v);
 	return true;
 }
@@ -154,9 +182,10 @@ static void widen(struct daemon *d, struct watched *v, uint64_t allowance, const
 
 	if (r == 2)
 		fence_lifted(d, v);
-	else if (r == 1)
+	else if (r == 1) {
 		guards_widened_fence(d, v);
-	else
+		v->widened = true;
+	} else
 		v->widen_failed = true; /* failed, gone, or nothing to raise */
 }
 

@@ -48,13 +48,6 @@ static bool falls_to_within_lead(const struct mg_policy *p, const struct mg_node
 	return reaches_within_lead(p, node->mem.mem_available, node->available_fall_bps, floor);
 }
 
-/* MemAvailable's fall less what g itself took: once g pushes against its
- * fence, that part of the fall has stopped. */
-static uint64_t fall_but(const struct mg_node_state *node, const struct mg_guarded *g)
-{
-	return node->available_fall_bps > g->growth_bps ? node->available_fall_bps - g->growth_bps : 0;
-}
-
 /* True when MemAvailable, inside the pressure band, reaches available_min
  * within lead_usec at its current rate of fall. */
 static bool floor_ahead(const struct mg_policy *p, const struct mg_node_state *node)
@@ -82,12 +75,13 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
 
 /* A fence pushed against while MemAvailable alone does not say memory is
  * short is raised rather than judged: WIDEN the first such cgroup. Short
- * means below available_min, or falling to it within the lead at the rate
- * the others take memory: what the cgroup itself took before its fence held
- * (most of the fall as a big task reaches its fence) will not recur. Not
- * one passed over (killed, or its kill failed) or whose raising failed, and
- * not in a dry run (which writes no fence). Returns whether it did; context
- * (may be "") ends the reason. */
+ * means below available_min, or falling to it within the lead. At its first
+ * push, at the rate the others take memory: as a big task reaches its
+ * fence, its own last allocations are most of the fall, and the fence has
+ * stopped them. After a raise, its growth is a trend and counts. Not one
+ * passed over (killed, or its kill failed) or whose raising failed, and not
+ * in a dry run (which writes no fence). Returns whether it did; context (may
+ * be "") ends the reason. */
 static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {
@@ -97,8 +91,10 @@ static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *
 	if (p->dry_run || avail < p->available_min)
 		return false;
 	for (size_t i = 0; i < n; i++) {
+		uint64_t fall = g[i].widened ? node->available_fall_bps : g[i].others_fall_bps;
+
 		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed ||
-		    reaches_within_lead(p, avail, fall_but(node, &g[i]), p->available_min))
+		    reaches_within_lead(p, avail, fall, p->available_min))
 			continue;
 		ret->verdict = MG_VERDICT_WIDEN;
 		ret->victim = (long)i;
@@ -387,6 +383,12 @@ uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_
 	s->from_available = available;
 	s->from_usec = now_usec;
 	return s->bps;
+}
+
+void mg_fall_rate_start(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec, uint64_t bps)
+{
+	*s = (struct mg_fall_rate){
+	        .from_available = available, .from_usec = now_usec, .span_bps = bps, .bps = bps};
 }
 
 uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint64_t fall_bps,

@@ -19,7 +19,7 @@ struct mg_guarded {
 	const char *path;
 	uint64_t current;    /* memory.current */
 	uint64_t share;      /* its share (launcher's xattr, else memory.max), 0 when unknown */
-	uint64_t growth_bps; /* bytes per second since the previous reading, 0 when shrinking */
+	uint64_t growth_bps; /* bytes per second since the previous snapshot, 0 when shrinking */
 	bool populated;
 	bool protected_;   /* holds a protected process: never a victim */
 	bool fenced;       /* its memory.high is lowered by us: lift it when memory is back */
@@ -29,6 +29,10 @@ struct mg_guarded {
 	                      it no sooner, so the next worst goes until memory is calm */
 	bool widen_failed; /* raising its fence failed (or did nothing): not tried again until memory is calm,
 	                      so the others are judged meanwhile */
+	bool widened;      /* its fence was raised since it was set: its own growth is a trend, not the
+	                      fence's misjudgement */
+	uint64_t others_fall_bps; /* while fenced: MemAvailable's rate of fall with its own memory.current
+	                             added back, what the others take (mg_fall_rate_start) */
 };
 
 /* The largest holder of memory outside the guard: a top-level cgroup of the
@@ -81,8 +85,9 @@ enum mg_verdict {
 	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_WIDEN,     /* the victim pushes against its fence while MemAvailable is not below
-	                         available_min nor falling to it within lead_usec at the others' rate:
-	                         raise the fence by allowance (memory short or not) */
+	                         available_min nor falling to it within lead_usec (at the others' rate
+	                         until its first raise): raise the fence by allowance (memory short or
+	                         not) */
 	MG_VERDICT_KILL,
 	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min (or falls to it
 	                             within lead_usec) and kill_outside is on: kill the outsider's worst
@@ -137,13 +142,13 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
 /* Decides. Memory not short (mg_policy_needs_memory false): UNFENCE when a
  * cgroup is fenced, MemAvailable >= available_pressure and settle_usec has
  * passed since the last kill (so fences do not flap); else WIDEN as below;
- * else CALM. Only the flags of g are read then.
+ * else CALM. Only the flags of g and others_fall_bps are read then.
  * A fence pushed against while MemAvailable is at or above available_min and
- * not falling to it within lead_usec at the others' rate (available_fall_bps
- * less the cgroup's own growth_bps, stopped by its fence) is raised, memory
- * short or not, unless
+ * not falling to it within lead_usec is raised, memory short or not, unless
  * in a dry run: WIDEN the first such cgroup not passed over nor whose
- * raising failed, allowance as for FENCE. Its task is finite or
+ * raising failed, allowance as for FENCE. Until its first raise the fall
+ * is others_fall_bps: the cgroup's own last growth, which its fence has
+ * stopped, is no trend. Its task is finite or
  * memory would be short by MemAvailable, and its own throttling counts in
  * the node's PSI: judged by pressure, a fence would make its own kill.
  * Memory short: SETTLING within settle_usec
@@ -226,6 +231,11 @@ struct mg_fall_rate {
  * touched at start) is not a trend. The first reading only starts a span.
  * Returns the rate seen (s->bps), bytes/s. */
 uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec);
+
+/* Starts s at a reading of available at now_usec, seeing bps (another
+ * tracker's rate) until two spans of its own have ended: a cgroup's
+ * others_fall_bps starts from the node's rate when it is fenced. */
+void mg_fall_rate_start(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec, uint64_t bps);
 
 /* A fenced cgroup's memory.events changed (the kernel notifies every change).
  * What the daemon read then, and when it set the fence. */

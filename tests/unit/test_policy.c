@@ -1,7 +1,8 @@
 /* memguardd's policy: mg_policy_needs_memory, mg_policy_decide (victim,
  * settling, fence or kill, lifting the fences), mg_guarded_percent_of_share,
- * mg_fall_rate_update, mg_policy_poll_usec and mg_policy_from_config. Pure
- * functions of snapshots and settings: no tree needed. */
+ * mg_fall_rate_update and _start, mg_policy_poll_usec and
+ * mg_policy_from_config. Pure functions of snapshots and settings: no tree
+ * needed. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -849,9 +850,9 @@ static void decide_settling_before_fence(void **state)
 /* A fence pushed against while MemAvailable alone does not say memory is
  * short is raised, memory short or not (not in a dry run, nor one passed
  * over or whose raising failed); below available_min, or falling to it
- * within the lead at the rate the others take memory, the task that pushes
- * is killed. available_min 64 MiB, hard floor 32 MiB, available_pressure
- * 256 MiB; task 1 is the worst. */
+ * within the lead (at the rate the others take memory until its first
+ * raise), the task that pushes is killed. available_min 64 MiB, hard floor
+ * 32 MiB, available_pressure 256 MiB; task 1 is the worst. */
 static void decide_widen_table(void **state)
 {
 	static const struct {
@@ -866,55 +867,71 @@ static void decide_widen_table(void **state)
 		uint64_t allowance;
 		unsigned passed_over, widen_failed; /* bit k: task k */
 		bool dry_run;
-		uint64_t growth1; /* task 1's growth_bps */
+		uint64_t own0, own1; /* task k's own part of fall_bps: its others_fall_bps is the rest */
+		unsigned widened;    /* bit k: task k */
 	} cases[] = {
 	        {"calm in the pressure band, pushed: widen", 200 * MiB, false, 0, 0, 0, 2, 2,
-	         MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0},
+	         MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0, 0, 0},
 	        {"under pressure in the band, pushed: widen before anyone is judged", 200 * MiB, true, 0, 0,
-	         0, 2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0},
+	         0, 2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0, 0, 0},
 	        {"exactly at available_min: widen", 64 * MiB, true, 0, 0, 0, 2, 2, MG_VERDICT_WIDEN, 1,
-	         24 * MiB, 0, 0, false, 0},
+	         24 * MiB, 0, 0, false, 0, 0, 0},
 	        {"just below available_min: kill", 64 * MiB - 1, true, 0, 0, 0, 2, 2, MG_VERDICT_KILL, 1, 0,
-	         0, 0, false, 0},
+	         0, 0, false, 0, 0, 0},
 	        /* 100 MiB/s for 250 ms is 25 MiB. */
 	        {"falling to available_min within the lead: kill", 80 * MiB, true, 100 * MiB, SEC / 4, 0, 2,
-	         2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0},
+	         2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 0, 0},
 	        {"falling, available_min beyond the lead: widen", 100 * MiB, true, 100 * MiB, SEC / 4, 0, 2,
-	         2, MG_VERDICT_WIDEN, 1, 51 * MiB, 0, 0, false, 0},
+	         2, MG_VERDICT_WIDEN, 1, 51 * MiB, 0, 0, false, 0, 0, 0},
 	        {"falling fast, lead off: widen", 100 * MiB, true, GiB, 0, 0, 2, 2, MG_VERDICT_WIDEN, 1,
-	         51 * MiB, 0, 0, false, 0},
+	         51 * MiB, 0, 0, false, 0, 0, 0},
 	        /* Its own growth stopped at its fence: 40 MiB/s for 250 ms is 10 MiB. */
 	        {"falling within the lead, mostly by its own growth: widen", 80 * MiB, true, 100 * MiB,
-	         SEC / 4, 0, 2, 2, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 60 * MiB},
+	         SEC / 4, 0, 2, 2, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 0, 60 * MiB, 0},
 	        {"falling within the lead, all by its own growth: widen", 80 * MiB, true, 100 * MiB, SEC / 4,
-	         0, 2, 2, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 200 * MiB},
+	         0, 2, 2, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 0, 200 * MiB, 0},
 	        /* 70 MiB/s for 250 ms is 17.5 MiB. */
 	        {"falling within the lead, the others' part alone too: kill", 80 * MiB, true, 100 * MiB,
-	         SEC / 4, 0, 2, 2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 30 * MiB},
+	         SEC / 4, 0, 2, 2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 30 * MiB, 0},
 	        {"two push, the fall is task 1's: task 0 is not raised for it, task 1 is", 80 * MiB, true,
-	         100 * MiB, SEC / 4, 0, 3, 3, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 100 * MiB},
+	         100 * MiB, SEC / 4, 0, 3, 3, MG_VERDICT_WIDEN, 1, 36 * MiB, 0, 0, false, 0, 100 * MiB, 0},
+	        /* 64 MiB/s for 250 ms is 16 MiB, all that is left above available_min. */
+	        {"the others' part reaches available_min just within the lead: kill", 80 * MiB, true,
+	         100 * MiB, SEC / 4, 0, 2, 2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 36 * MiB, 0},
+	        /* After a raise, its growth is a trend: the whole fall counts. */
+	        {"raised before, falling within the lead mostly by its own growth: kill", 80 * MiB, true,
+	         100 * MiB, SEC / 4, 0, 2, 2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 60 * MiB, 2},
+	        {"raised before, available_min beyond the lead: widen again", 100 * MiB, true, 100 * MiB,
+	         SEC / 4, 0, 2, 2, MG_VERDICT_WIDEN, 1, 51 * MiB, 0, 0, false, 0, 60 * MiB, 2},
+	        /* Memory not short (above available_pressure), within the settle time: 2 GiB/s for
+	         * 250 ms would reach available_min. */
+	        {"back within the settle time, falling fast by its own growth: widen", 300 * MiB, false,
+	         2 * GiB, SEC / 4, SEC, 2, 2, MG_VERDICT_WIDEN, 1, 201 * MiB, 0, 0, false, 0, 2 * GiB, 0},
+	        {"back within the settle time, raised before, falling fast: nothing", 300 * MiB, false,
+	         2 * GiB, SEC / 4, SEC, 2, 2, MG_VERDICT_CALM, -1, 0, 0, 0, false, 0, 2 * GiB, 2},
 	        {"fenced, not pushed, under pressure: hold", 200 * MiB, true, 0, 0, 0, 2, 0, MG_VERDICT_HOLD,
-	         1, 0, 0, 0, false, 0},
+	         1, 0, 0, 0, false, 0, 0, 0},
 	        {"fenced, not pushed, calm: nothing", 200 * MiB, false, 0, 0, 0, 2, 0, MG_VERDICT_CALM, -1, 0,
-	         0, 0, false, 0},
+	         0, 0, false, 0, 0, 0},
 	        {"the worst is held, another pushes: widen that one", 200 * MiB, true, 0, 0, 0, 3, 1,
-	         MG_VERDICT_WIDEN, 0, 126 * MiB, 0, 0, false, 0},
+	         MG_VERDICT_WIDEN, 0, 126 * MiB, 0, 0, false, 0, 0, 0},
 	        {"memory back, settle over: lift every fence instead", 300 * MiB, false, 0, 0, 0, 2, 2,
-	         MG_VERDICT_UNFENCE, -1, 0, 0, 0, false, 0},
+	         MG_VERDICT_UNFENCE, -1, 0, 0, 0, false, 0, 0, 0},
 	        {"memory back within the settle time: widen", 300 * MiB, false, 0, 0, SEC, 2, 2,
-	         MG_VERDICT_WIDEN, 1, 201 * MiB, 0, 0, false, 0},
+	         MG_VERDICT_WIDEN, 1, 201 * MiB, 0, 0, false, 0, 0, 0},
 	        {"within the settle time, under pressure: widen rather than wait", 200 * MiB, true, 0, 0, SEC,
-	         2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0},
+	         2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0, 0, 0},
 	        {"pushed without a fence: nothing to widen", 200 * MiB, false, 0, 0, 0, 0, 2, MG_VERDICT_CALM,
-	         -1, 0, 0, 0, false, 0},
-	        /* No fence is raised in a dry run, nor one whose kill or raising failed. */
-	        {"dry run: nothing", 200 * MiB, false, 0, 0, 0, 2, 2, MG_VERDICT_CALM, -1, 0, 0, 0, true, 0},
+	         -1, 0, 0, 0, false, 0, 0, 0},
+	        /* No fence is raised in a dry run, nor one passed over or whose raising failed. */
+	        {"dry run: nothing", 200 * MiB, false, 0, 0, 0, 2, 2, MG_VERDICT_CALM, -1, 0, 0, 0, true, 0,
+	         0, 0},
 	        {"its kill failed: nothing", 200 * MiB, false, 0, 0, 0, 2, 2, MG_VERDICT_CALM, -1, 0, 2, 0,
-	         false, 0},
+	         false, 0, 0, 0},
 	        {"its raising failed: nothing", 200 * MiB, false, 0, 0, 0, 2, 2, MG_VERDICT_CALM, -1, 0, 0, 2,
-	         false, 0},
+	         false, 0, 0, 0},
 	        {"its raising failed, another pushes: that one", 200 * MiB, false, 0, 0, 0, 3, 3,
-	         MG_VERDICT_WIDEN, 0, 126 * MiB, 0, 2, false, 0},
+	         MG_VERDICT_WIDEN, 0, 126 * MiB, 0, 2, false, 0, 0, 0},
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
@@ -930,8 +947,11 @@ static void decide_widen_table(void **state)
 		node.psi.full.avg10 = cases[i].pressure ? 3800 : 0;
 		node.available_fall_bps = cases[i].fall_bps;
 		node.last_kill_usec = cases[i].since_kill ? node.now_usec - cases[i].since_kill : 0;
-		g[1].growth_bps = cases[i].growth1;
 		for (unsigned k = 0; k < 2; k++) {
+			uint64_t own = k ? cases[i].own1 : cases[i].own0, fall = cases[i].fall_bps;
+
+			g[k].others_fall_bps = fall > own ? fall - own : 0;
+			g[k].widened = cases[i].widened >> k & 1;
 			g[k].fenced = cases[i].fenced >> k & 1;
 			g[k].pushed = cases[i].pushed >> k & 1;
 			g[k].passed_over = cases[i].passed_over >> k & 1;
@@ -1171,6 +1191,49 @@ static void fall_rate_table(void **state)
 				            i, c->what, k, got, s.bps, st->expect_bps);
 			assert_true(got == st->expect_bps);
 			assert_true(s.bps == got);
+		}
+	}
+}
+
+/* mg_fall_rate_start: the first step starts the tracker (its expect_bps is
+ * the rate it starts from), the others are readings. */
+static void fall_rate_start_table(void **state)
+{
+	static const struct fall_case cases[] = {
+	        {"started: the rate it starts from is seen at once, and a short span changes nothing",
+	         2,
+	         {{GiB, 10 * SEC, 80 * MiB}, {GiB - 100 * MiB, 10 * SEC + 1000, 80 * MiB}}},
+	        {"one span of its own, slower: that span",
+	         2,
+	         {{GiB, 10 * SEC, 80 * MiB}, {GiB - 10 * MiB, 11 * SEC, 10 * MiB}}},
+	        {"one span of its own, faster: still the rate it started from",
+	         2,
+	         {{GiB, 10 * SEC, 80 * MiB}, {GiB - 200 * MiB, 11 * SEC, 80 * MiB}}},
+	        {"two spans of its own: the rate it started from is gone",
+	         3,
+	         {{GiB, 10 * SEC, 80 * MiB},
+	          {GiB - 100 * MiB, 11 * SEC, 80 * MiB},
+	          {GiB - 300 * MiB, 12 * SEC, 100 * MiB}}},
+	        {"started at 0 B/s: a fall shows only after two spans",
+	         3,
+	         {{GiB, 10 * SEC, 0},
+	          {GiB - 100 * MiB, 11 * SEC, 0},
+	          {GiB - 200 * MiB, 12 * SEC, 100 * MiB}}},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct fall_case *c = &cases[i];
+		struct mg_fall_rate s;
+
+		mg_fall_rate_start(&s, c->steps[0].available, c->steps[0].now, c->steps[0].expect_bps);
+		assert_true(s.bps == c->steps[0].expect_bps);
+		for (size_t k = 1; k < c->n; k++) {
+			const struct fall_step *st = &c->steps[k];
+			uint64_t got = mg_fall_rate_update(&s, st->available, st->now);
+			if (got != st->expect_bps)
+				print_error("case %zu (%s), reading %zu: %" PRIu64 " B/s, want %" PRIu64 "\n",
+				            i, c->what, k, got, st->expect_bps);
+			assert_true(got == st->expect_bps);
 		}
 	}
 }
@@ -1665,6 +1728,7 @@ int main(void)
 	        cmocka_unit_test(decide_unfence_table),
 	        cmocka_unit_test(decide_unfence_only_when_not_short),
 	        cmocka_unit_test(fall_rate_table),
+	        cmocka_unit_test(fall_rate_start_table),
 	        cmocka_unit_test(poll_interval_table),
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(outside_victim_table),
