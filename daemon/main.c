@@ -66,17 +66,18 @@ static bool victim_exiting(struct daemon *d)
 	return false;
 }
 
-/* For each fenced cgroup, how fast MemAvailable falls with its memory.current
- * added back: what the others take. Read at every look while it is fenced
- * (a few cgroups at most); started from the node's rate at its first. An
- * unread memory.current counts as 0, so its part counts as the others'. */
+/* For each fenced cgroup whose fence has not been raised, how fast
+ * MemAvailable falls with its memory.current added back: what the others
+ * take (fence() starts it). Read at every look while it can matter, a few
+ * cgroups at most. An unread memory.current counts as 0, so its part counts
+ * as the others'; one from a previous daemon starts here. */
 static void track_fenced(struct daemon *d, const struct mg_node_state *node)
 {
 	for (size_t i = 0; i < d->nw; i++) {
 		struct watched *w = &d->w[i];
 		uint64_t current = 0;
 
-		if (!w->throttled)
+		if (!w->throttled || w->widened || w->passed_over)
 			continue;
 		_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
 		if (cg < 0 || mg_cg_read_u64(cg, "memory.current", &current) < 0)
@@ -161,14 +162,18 @@ static void forget_failures(struct daemon *d)
 		d->w[i].passed_over = d->w[i].widen_failed = false;
 }
 
-/* Sets the victim's fence; false when it could not be set. */
-static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *snap, uint64_t allowance)
+/* Sets the victim's fence, and starts what the others take from this look
+ * (until its own spans end, the node's rate: the most it could be); false
+ * when it could not be set. */
+static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *snap,
+                  const struct mg_node_state *node, uint64_t allowance)
 {
 	if (mg_act_throttle(d->mountfd, v->e.path, snap->current, snap->share, allowance) != 1)
 		return false;
 	v->throttled = true;
 	v->pushed = v->widened = false;
-	v->others_fall = (struct mg_fall_rate){0}; /* started at the next look */
+	mg_fall_rate_start(&v->others_fall, node->mem.mem_available + snap->current, node->now_usec,
+	                   node->available_fall_bps);
 	guards_watch_fence(d, v);
 	return true;
 }
@@ -342,7 +347,7 @@ int daemon_evaluate(struct daemon *d)
 			break;
 		case MG_VERDICT_FENCE:
 			/* No fence could be set: the kill it stood in for. */
-			if (!fence(d, v, &snaps[dec.victim], dec.allowance))
+			if (!fence(d, v, &snaps[dec.victim], &node, dec.allowance))
 				kill_victim(d, v, &snaps[dec.victim], dec.why, node.now_usec);
 			break;
 		case MG_VERDICT_WIDEN:

@@ -75,10 +75,10 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
 
 /* A fence pushed against while MemAvailable alone does not say memory is
  * short is raised rather than judged: WIDEN the first such cgroup. Short
- * means below available_min, or falling to it within the lead. At its first
- * push, at the rate the others take memory: as a big task reaches its
- * fence, its own last allocations are most of the fall, and the fence has
- * stopped them. After a raise, its growth is a trend and counts. Not one
+ * means below available_min, or falling to it within the lead. Until its
+ * fence is first raised, at the rate the others take memory: as a big task
+ * reaches its fence, its own last allocations are most of the fall, and the
+ * fence has stopped them. After a raise, its growth is a trend and counts. Not one
  * passed over (killed, or its kill failed) or whose raising failed, and not
  * in a dry run (which writes no fence). Returns whether it did; context (may
  * be "") ends the reason. */

@@ -19,7 +19,7 @@ struct mg_guarded {
 	const char *path;
 	uint64_t current;    /* memory.current */
 	uint64_t share;      /* its share (launcher's xattr, else memory.max), 0 when unknown */
-	uint64_t growth_bps; /* bytes per second since the previous snapshot, 0 when shrinking */
+	uint64_t growth_bps; /* bytes per second since the previous reading, 0 when shrinking */
 	bool populated;
 	bool protected_;   /* holds a protected process: never a victim */
 	bool fenced;       /* its memory.high is lowered by us: lift it when memory is back */
@@ -232,9 +232,9 @@ struct mg_fall_rate {
  * Returns the rate seen (s->bps), bytes/s. */
 uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec);
 
-/* Starts s at a reading of available at now_usec, seeing bps (another
- * tracker's rate) until two spans of its own have ended: a cgroup's
- * others_fall_bps starts from the node's rate when it is fenced. */
+/* Starts s at a reading of available at now_usec, seeing at most bps
+ * (another tracker's rate) until two spans of its own have ended: a
+ * cgroup's others_fall_bps starts from the node's rate when it is fenced. */
 void mg_fall_rate_start(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec, uint64_t bps);
 
 /* A fenced cgroup's memory.events changed (the kernel notifies every change).
