@@ -78,10 +78,10 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
  * means below available_min, or falling to it within the lead. Until its
  * fence is first raised, at the rate the others take memory: as a big task
  * reaches its fence, its own last allocations are most of the fall, and the
- * fence has stopped them. After a raise, its growth is a trend and counts. Not one
- * passed over (killed, or its kill failed) or whose raising failed, and not
- * in a dry run (which writes no fence). Returns whether it did; context (may
- * be "") ends the reason. */
+ * fence has stopped them. After a raise, its growth is a trend and counts.
+ * Not one passed over (killed, or its kill failed) or whose raising failed,
+ * and not in a dry run (which writes no fence). Returns whether it did;
+ * context (may be "") ends the reason. */
 static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {
