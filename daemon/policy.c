@@ -86,12 +86,14 @@ static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {
 	uint64_t avail = node->mem.mem_available;
-	char a[MG_SIZE_STRLEN], m[MG_SIZE_STRLEN], w[MG_SIZE_STRLEN];
+	char a[MG_SIZE_STRLEN], m[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN], w[MG_SIZE_STRLEN];
 
 	if (p->dry_run || avail < p->available_min)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t fall = g[i].widened ? node->available_fall_bps : g[i].others_fall_bps;
+		/* Which rate judged it: the first is what its owner can move. */
+		const char *rate = g[i].widened ? "MemAvailable falls" : "the others take";
 
 		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed ||
 		    reaches_within_lead(p, avail, fall, p->available_min))
@@ -100,10 +102,11 @@ static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *
 		ret->victim = (long)i;
 		ret->allowance = fence_allowance(p, avail);
 		snprintf(ret->why, sizeof(ret->why),
-		         "it pushed against its fence while MemAvailable %s is not below available_min (%s): "
-		         "raised by %s%s%s",
-		         mg_size_format(avail, a), mg_size_format(p->available_min, m),
-		         mg_size_format(ret->allowance, w), context[0] ? "; " : "", context);
+		         "it pushed against its fence while MemAvailable %s is not below available_min (%s) "
+		         "and %s %s/s: raised by %s%s%s",
+		         mg_size_format(avail, a), mg_size_format(p->available_min, m), rate,
+		         mg_size_format(fall, f), mg_size_format(ret->allowance, w), context[0] ? "; " : "",
+		         context);
 		return true;
 	}
 	return false;

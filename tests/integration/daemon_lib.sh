@@ -43,6 +43,16 @@ attack_setup() {
 	chown -R mgattacker "$work/attacker"
 }
 
+# delegate USER CGROUP LIMIT: the batch system's part, as root: a job cgroup
+# for USER with a limit only root can change, delegated as systemd delegates
+# (the directory, cgroup.procs, cgroup.subtree_control and cgroup.threads;
+# memory.max stays root's).
+delegate() {
+	mkdir "$2"
+	echo "$3" >"$2/memory.max"
+	chown "$1" "$2" "$2/cgroup.procs" "$2/cgroup.subtree_control" "$2/cgroup.threads"
+}
+
 # remove_tree CGROUP: kills what is left below it, then removes it.
 remove_tree() {
 	local cg

@@ -14,20 +14,11 @@ jobs=$cgroot/mgtrust
 trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
 attack_setup /bin/sleep
 
-# The batch system's part, as root: a job cgroup per user with a limit only
-# root can change, delegated as systemd delegates (the directory,
-# cgroup.procs, cgroup.subtree_control and cgroup.threads; memory.max stays
-# root's).
+# The batch system's part, as root: a job cgroup per user, delegated.
 mkdir "$jobs"
 echo +memory >"$jobs/cgroup.subtree_control"
-delegate() { # USER JOB LIMIT
-	mkdir "$jobs/$2"
-	echo "$3" >"$jobs/$2/memory.max"
-	chown "$1" "$jobs/$2" "$jobs/$2/cgroup.procs" "$jobs/$2/cgroup.subtree_control" \
-		"$jobs/$2/cgroup.threads"
-}
-delegate mgvictim job-v $((1024 << 20))
-delegate mgattacker job-a $((800 << 20))
+delegate mgvictim "$jobs/job-v" $((1024 << 20))
+delegate mgattacker "$jobs/job-a" $((800 << 20))
 
 # The users' part: each makes a task cgroup in their own job ...
 as mgvictim sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-v"

@@ -962,6 +962,9 @@ static void decide_widen_table(void **state)
 		assert_true(d.allowance == cases[i].allowance);
 		assert_int_equal(strstr(d.why, "pushed against its fence while MemAvailable") != NULL,
 		                 d.verdict == MG_VERDICT_WIDEN);
+		if (d.verdict == MG_VERDICT_WIDEN)
+			ft_assert_contains(d.why, cases[i].widened >> d.victim & 1 ? "and MemAvailable falls"
+			                                                           : "and the others take");
 		if (d.verdict == MG_VERDICT_KILL)
 			ft_assert_contains(d.why, "it pushed against its fence");
 	}

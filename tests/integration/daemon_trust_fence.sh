@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Tested as an attacker would (docs/security.md, "A fence"): whether a fence
+# its task pushes against is raised depends, until its first raise, on
+# MemAvailable plus the cgroup's memory.current, and the cgroup's owner moves
+# that sum with their page cache. The attacker runs a task that grows without
+# end beside a pump that reads files into their own page cache and drops it
+# again, over and over, while the victim's task is still growing (well within
+# its share). The most that may buy is one raise of each of the attacker's
+# own fences: memguardd must still fence and kill the attacker's task, raise a
+# fence of theirs by the others' rate at most once (after that MemAvailable's
+# own fall judges it), and never fence or kill the victim's.
+. "$(dirname "$0")/lib.sh"
+enable_root_controllers
+. "$(dirname "$0")/daemon_lib.sh"
+
+jobs=$cgroot/mgfence
+trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
+attack_setup /bin/sleep
+
+# The pump's files: the host's libraries, about 160 MiB of them, read through
+# the guest's page cache (the root is 9p with cache=loose under the overlay).
+files=() mib=0
+while read -r size path; do
+	files+=("$path") mib=$((mib + (size >> 20)))
+	((mib < 160)) || break
+done < <(find /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -perm -o+r -size +2M -printf '%s %p\n')
+((mib >= 160)) || fail "only $mib MiB of readable libraries for the page cache pump: want 160"
+note "the pump cycles through ${#files[@]} files, $mib MiB"
+# Read them all into the cache, hold them a second, drop them, again: the sum
+# memguardd tracks rises and falls with no one else taking anything.
+cat >"$work/attacker/pump.py" <<-'PY'
+	import os, sys, time
+	out, files = sys.argv[1], sys.argv[2:]
+	total = 0
+	while True:
+	    for path in files:
+	        with open(path, "rb") as f:
+	            while chunk := f.read(1 << 20):
+	                total += len(chunk)
+	    with open(out + ".tmp", "w") as f:
+	        f.write(f"{total >> 20}\n")
+	    os.replace(out + ".tmp", out)
+	    time.sleep(1)
+	    for path in files:
+	        fd = os.open(path, os.O_RDONLY)
+	        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+	        os.close(fd)
+PY
+chown mgattacker "$work/attacker/pump.py"
+
+mkdir "$jobs"
+echo +memory >"$jobs/cgroup.subtree_control"
+delegate mgvictim "$jobs/job-v" $((1024 << 20))
+delegate mgattacker "$jobs/job-a" $((800 << 20))
+as mgvictim sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-v"
+as mgattacker sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-a"
+# Each task's share as a launcher running as root records it, well below the
+# job's limit, so that a fence stands below memory.max.
+share() { python3 -c 'import os, sys; os.setxattr(sys.argv[1], "trusted.memguard.share", sys.argv[2].encode())' "$@"; }
+share "$jobs/job-v/task" $((450 << 20))
+share "$jobs/job-a/task" $((200 << 20))
+
+start_daemon "guard = mgfence/*/*"
+
+# The victim: 300 MiB at 25 MiB/s, within their 450 MiB share, held to the end.
+run_in "$jobs/job-v/task" mgvictim "$work/bin/memhog" -d 40 -H 600000 300 &
+victim=$!
+sleep 1
+# The attacker: the pump, then a task that grows without end at about twice
+# the victim's pace.
+run_in "$jobs/job-a/task" mgattacker python3 "$work/attacker/pump.py" "$work/attacker/pumped" "${files[@]}" &
+pump=$!
+run_in "$jobs/job-a/task" mgattacker "$work/bin/memhog" -d 20 inf &
+attacker=$!
+
+attacker_status=0
+wait "$attacker" || attacker_status=$?
+note "the attacker's runaway ended after ${SECONDS}s"
+sleep 1
+victim_alive=yes
+kill -0 "$victim" 2>/dev/null || victim_alive=no
+for cg in "$jobs"/job-*/task; do
+	echo 1 >"$cg/cgroup.kill"
+done
+wait "$victim" "$pump" 2>/dev/null || true
+stop_daemon
+sed 's/^/    /' "$work/daemon.log"
+[ -s "$work/kills.jsonl" ] && sed 's/^/    kill: /' "$work/kills.jsonl"
+
+pumped=$(cat "$work/attacker/pumped" 2>/dev/null || echo 0)
+((pumped > 0)) || fail "the pump read nothing"
+assert_eq "$victim_alive" yes "the victim's task alive"
+assert_eq "$attacker_status" 137 "the attacker's runaway status (SIGKILL)"
+assert_contains "$work/daemon.log" "throttling cgroup mgfence/job-a/task" "the attacker was fenced"
+grep -q '"cgroup":"mgfence/job-a/task"' "$work/kills.jsonl" 2>/dev/null ||
+	fail "memguardd did not kill the attacker's task"
+# Each fence is raised by the others' rate at most once; after that, by
+# MemAvailable's own fall, which page cache does not move.
+by_others=$(awk '/throttling cgroup mgfence\/job-a\/task/ { n = 0 }
+	/widening the fence of cgroup mgfence\/job-a\/task: .*and the others take/ { if (++n > most) most = n }
+	END { print most + 0 }' "$work/daemon.log")
+((by_others <= 1)) || fail "one fence of the attacker's was raised $by_others times by the others' rate: at most once"
+note "the pump read $pumped MiB; raises of the attacker's fence: $(grep -c "widening the fence of cgroup mgfence/job-a/task" "$work/daemon.log" || true)"
+! grep -q "throttling cgroup mgfence/job-v" "$work/daemon.log" || fail "the victim was fenced"
+! grep -q 'mgfence/job-v' "$work/kills.jsonl" || fail "memguardd killed the victim's task"
