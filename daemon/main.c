@@ -130,6 +130,7 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 		ret[i].widen_failed = d->w[i].widen_failed;
 		ret[i].widened = d->w[i].widened;
 		ret[i].others_fall_bps = d->w[i].others_fall.bps;
+		ret[i].others_measured = d->w[i].others_fall.spans > 0;
 		if (memory_short) {
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
 			ret[i].protected_ =

@@ -135,6 +135,13 @@ static void decide_calm(const struct mg_policy *p, const struct mg_node_state *n
 	         mg_size_format(avail, a), fenced, fenced == 1 ? "" : "s");
 }
 
+/* Why fence_or_kill chose a kill for the fall alone. */
+enum lead {
+	LEAD_NONE,
+	LEAD_NODE,   /* lead_kill: MemAvailable's fall */
+	LEAD_OTHERS, /* a fence holds the victim, not what the others take */
+};
+
 /* throttle = yes: rather than kill the victim, fence it in with memory.high
  * at its usage plus most of what the node can spare above the hard floor. A task
  * that was only going to grow a little more (a big but finite job) then
@@ -144,18 +151,32 @@ static void decide_calm(const struct mg_policy *p, const struct mg_node_state *n
  * the fence).
  * Unless lead_kill is on and MemAvailable would reach the hard floor within
  * the lead: the others go on taking memory while a fence holds one, so it
- * would be met too late; *ret_lead says that this alone made it a kill. */
+ * would be met too late. A fence already set is held only while what it
+ * cannot stop, the others' fall, would not reach the hard floor within the
+ * lead: else the kill that is coming anyway comes now. Not before that fall
+ * is measured: at the fence, the node's rate still holds the victim's own
+ * growth, and a big finite task fenced near its end would die for it. Nor
+ * after a raise, when it is no longer tracked: the raised fence still stops
+ * the task's own growth, and its push is judged instead.
+ * *ret_lead says that the fall alone made it a kill. */
 static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_node_state *node,
-                                     const struct mg_guarded *v, uint64_t *ret_allowance, bool *ret_lead)
+                                     const struct mg_guarded *v, uint64_t *ret_allowance, enum lead *ret_lead)
 {
 	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
 
 	*ret_allowance = 0;
-	*ret_lead = false;
+	*ret_lead = LEAD_NONE;
 	if (!p->throttle || p->dry_run || avail < hard || v->pushed)
 		return MG_VERDICT_KILL;
-	if ((*ret_lead = p->lead_kill && falls_to_within_lead(p, node, hard)))
+	if (p->lead_kill && falls_to_within_lead(p, node, hard)) {
+		*ret_lead = LEAD_NODE;
 		return MG_VERDICT_KILL;
+	}
+	if (v->fenced && !v->widened && v->others_measured &&
+	    reaches_within_lead(p, avail, v->others_fall_bps, hard)) {
+		*ret_lead = LEAD_OTHERS;
+		return MG_VERDICT_KILL;
+	}
 	if (v->fenced)
 		return MG_VERDICT_HOLD;
 	*ret_allowance = fence_allowance(p, avail);
@@ -315,16 +336,21 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	else
 		snprintf(ret->why, sizeof(ret->why), "%s (no share known) while %s",
 		         mg_size_format(v->current, c), context);
-	bool lead;
+	enum lead lead;
 	ret->verdict = fence_or_kill(p, node, v, &ret->allowance, &lead);
 	ret->victim = victim;
 	size_t len = strlen(ret->why);
 	if (ret->verdict == MG_VERDICT_KILL && v->fenced && v->pushed)
 		snprintf(ret->why + len, sizeof(ret->why) - len, "; it pushed against its fence");
-	else if (lead && falling[0])
+	else if (lead == LEAD_OTHERS)
+		snprintf(ret->why + len, sizeof(ret->why) - len,
+		         "; the others take %s/s, which no fence on it stops, to half of available_min "
+		         "within lead_time",
+		         mg_size_format(v->others_fall_bps, f));
+	else if (lead == LEAD_NODE && falling[0])
 		snprintf(ret->why + len, sizeof(ret->why) - len,
 		         "; at that rate it would reach half of available_min before a fence could hold");
-	else if (lead)
+	else if (lead == LEAD_NODE)
 		snprintf(ret->why + len, sizeof(ret->why) - len,
 		         "; falling at %s/s, it would reach half of available_min before a fence could hold",
 		         mg_size_format(node->available_fall_bps, f));
@@ -383,6 +409,7 @@ uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_
 		bps = (uint64_t)((unsigned __int128)(s->from_available - available) * 1000000u / span);
 	s->bps = bps < s->span_bps ? bps : s->span_bps;
 	s->span_bps = bps;
+	s->spans += s->spans < 2;
 	s->from_available = available;
 	s->from_usec = now_usec;
 	return s->bps;

@@ -33,6 +33,8 @@ struct mg_guarded {
 	                      fence's misjudgement */
 	uint64_t others_fall_bps; /* while fenced: MemAvailable's rate of fall with its own memory.current
 	                             added back, what the others take (mg_fall_rate_start) */
+	bool others_measured;     /* others_fall_bps rests on a span of its own, not only on the node's
+	                             rate at the fence, which its own growth was part of */
 };
 
 /* The largest holder of memory outside the guard: a top-level cgroup of the
@@ -164,8 +166,10 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * does worse than no guard.
  * With throttle on, no dry run, MemAvailable at or above the hard floor (and,
  * with lead_kill, not falling to it within lead_usec) and a victim that has
- * not pushed since it was fenced: HOLD when it is fenced already, else FENCE
- * with allowance = 3/4 of MemAvailable above the hard floor. Else KILL.
+ * not pushed since it was fenced: HOLD when it is fenced already, unless the
+ * others' fall, which its fence does not stop, would reach the hard floor
+ * within lead_usec (others_fall_bps, once measured and until a raise), else
+ * FENCE with allowance = 3/4 of MemAvailable above the hard floor. Else KILL.
  * Every field of ret is written. */
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret);
@@ -221,6 +225,7 @@ struct mg_fall_rate {
 	uint64_t from_available, from_usec; /* where the current span began; from_usec 0: not yet */
 	uint64_t span_bps;                  /* the rate of fall over the last whole span */
 	uint64_t bps;                       /* the slower of the last two spans: what the policy sees */
+	unsigned spans;                     /* spans ended since it started, at most 2 */
 };
 
 /* Feeds one reading of MemAvailable at now_usec (monotonic). A reading less

@@ -275,6 +275,77 @@ static void decide_lead_kill_table(void **state)
 	ft_assert_contains(d.why, "MemAvailable 100MiB, falling 150MiB/s");
 }
 
+/* A fence holds its own task, not what the others take: once that fall is
+ * measured, and until the fence is first raised, a fenced victim is killed
+ * when the others alone would reach the hard floor (32 MiB) within the lead,
+ * rather than held until MemAvailable is there. MemAvailable is 40 MiB: 8
+ * MiB above it, which 32 MiB/s covers in 250 ms. */
+static void decide_hold_by_others_table(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t available, lead_usec, node_bps, others_bps;
+		bool measured, widened, fenced, pushed, lead_kill;
+		enum mg_verdict verdict;
+		uint64_t allowance;
+		const char *named; /* in the reason; NULL: "the others take" is not */
+	} cases[] = {
+	        {"the others reach the hard floor within the lead: kill", 40 * MiB, SEC / 4, 100 * MiB,
+	         40 * MiB, true, false, true, false, false, MG_VERDICT_KILL, 0,
+	         "; the others take 40MiB/s, which no fence on it stops, to half of available_min "
+	         "within lead_time"},
+	        {"exactly the lead away: kill", 40 * MiB, SEC / 4, 100 * MiB, 32 * MiB, true, false, true,
+	         false, false, MG_VERDICT_KILL, 0, "the others take 32MiB/s"},
+	        {"just short of the lead: hold", 40 * MiB, SEC / 4, 100 * MiB, 32 * MiB - 4, true, false,
+	         true, false, false, MG_VERDICT_HOLD, 0, NULL},
+	        {"the node falls fast by its own growth alone: hold", 40 * MiB, SEC / 4, 200 * MiB, 0, true,
+	         false, true, false, false, MG_VERDICT_HOLD, 0, NULL},
+	        {"not measured yet, only the node's rate at the fence: hold", 40 * MiB, SEC / 4, 100 * MiB,
+	         100 * MiB, false, false, true, false, false, MG_VERDICT_HOLD, 0, NULL},
+	        {"raised before: held until it pushes", 40 * MiB, SEC / 4, 100 * MiB, 100 * MiB, true, true,
+	         true, false, false, MG_VERDICT_HOLD, 0, NULL},
+	        {"lead off: hold", 40 * MiB, 0, 100 * MiB, 100 * MiB, true, false, true, false, false,
+	         MG_VERDICT_HOLD, 0, NULL},
+	        {"pushed: killed for the push", 40 * MiB, SEC / 4, 100 * MiB, 100 * MiB, true, false, true,
+	         true, false, MG_VERDICT_KILL, 0, NULL},
+	        {"not fenced yet: fence", 40 * MiB, SEC / 4, 100 * MiB, 100 * MiB, true, false, false, false,
+	         false, MG_VERDICT_FENCE, 6 * MiB, NULL},
+	        {"lead_kill on: the node's rate decides first", 40 * MiB, SEC / 4, 100 * MiB, 100 * MiB, true,
+	         false, true, false, true, MG_VERDICT_KILL, 0, NULL},
+	        {"below the hard floor: kill for that", 32 * MiB - 1, SEC / 4, 100 * MiB, 100 * MiB, true,
+	         false, true, false, false, MG_VERDICT_KILL, 0, NULL},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node();
+		struct mg_guarded g[] = {task(GiB, GiB, 0), task(3 * GiB, GiB, 0)};
+		struct mg_decision d;
+
+		p.throttle = true;
+		p.lead_kill = cases[i].lead_kill;
+		p.lead_usec = cases[i].lead_usec;
+		node.mem.mem_available = cases[i].available;
+		node.available_fall_bps = cases[i].node_bps;
+		g[1].fenced = cases[i].fenced;
+		g[1].pushed = cases[i].pushed;
+		g[1].widened = cases[i].widened;
+		g[1].others_fall_bps = cases[i].others_bps;
+		g[1].others_measured = cases[i].measured;
+		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+		if (d.verdict != cases[i].verdict)
+			print_error("case %zu (%s): %s, want %s\n", i, cases[i].what,
+			            mg_verdict_name(d.verdict), mg_verdict_name(cases[i].verdict));
+		assert_int_equal(d.verdict, cases[i].verdict);
+		assert_int_equal(d.victim, 1);
+		assert_true(d.allowance == cases[i].allowance);
+		if (cases[i].named)
+			ft_assert_contains(d.why, cases[i].named);
+		else
+			ft_assert_not_contains(d.why, "the others take");
+	}
+}
+
 /* --- mg_guarded_percent_of_share --- */
 
 struct percent_case {
@@ -1234,6 +1305,24 @@ static void fall_rate_start_table(void **state)
 	}
 }
 
+/* A tracker counts the spans it has ended, up to two: a reading too soon
+ * after the span began ends none. */
+static void fall_rate_spans(void **state)
+{
+	static const struct {
+		uint64_t now;
+		unsigned spans;
+	} steps[] = {{10 * SEC + 1000, 0}, {11 * SEC, 1}, {12 * SEC, 2}, {13 * SEC, 2}};
+	struct mg_fall_rate s;
+
+	mg_fall_rate_start(&s, GiB, 10 * SEC, 80 * MiB);
+	assert_int_equal(s.spans, 0);
+	for (size_t k = 0; k < MG_ARRAY_SIZE(steps); k++) {
+		(void)mg_fall_rate_update(&s, GiB - k * MiB, steps[k].now);
+		assert_int_equal(s.spans, steps[k].spans);
+	}
+}
+
 /* --- mg_policy_poll_usec --- */
 
 struct poll_case {
@@ -1725,11 +1814,13 @@ int main(void)
 	        cmocka_unit_test(decide_unfence_only_when_not_short),
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(fall_rate_start_table),
+	        cmocka_unit_test(fall_rate_spans),
 	        cmocka_unit_test(poll_interval_table),
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(outside_victim_table),
 	        cmocka_unit_test(decide_outsider_lead),
 	        cmocka_unit_test(decide_lead_kill_table),
+	        cmocka_unit_test(decide_hold_by_others_table),
 	        cmocka_unit_test(unguarded_table),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
