@@ -108,7 +108,7 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	static struct pidfds pids;
 	_cleanup_close_ int cgfd = mg_cg_open(mountfd, rec->path);
 	char f_path[600], f_cur[64], f_share[64], f_dry[32];
-	int killed, released = 0, r;
+	int killed, released = 0, exited = 0, r;
 
 	if (cgfd == -ENOENT)
 		return 0; /* gone by itself */
@@ -141,9 +141,11 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	/* cgroup.kill signals every process; the fallback counts its own. */
 	killed = r > (int)pids.n ? r : (int)pids.n;
 	for (size_t i = 0; r >= 0 && i < pids.n; i++)
-		/* Best effort: ENOSYS before 5.15; ESRCH when it is gone already. */
-		if (syscall(SYS_process_mrelease, pids.fds[i], 0) == 0 || errno == ESRCH)
+		/* Best effort: ENOSYS before 5.15; ESRCH when its memory went with its exit. */
+		if (syscall(SYS_process_mrelease, pids.fds[i], 0) == 0)
 			released++;
+		else if (errno == ESRCH)
+			exited++;
 	close_pidfds(&pids, 0);
 	uint64_t freed = mg_now_usec() - rec->decided_usec;
 	/* Logged after the kill: a journal (or a log file) slowed by the shortage must not delay it. */
@@ -154,8 +156,9 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 			(void)mg_act_log_json(kill_log, rec, 0, freed, r);
 		return r;
 	}
-	log_info("cgroup %s: %d process%s killed (%d reaped at once), %.1f ms after the decision", rec->path,
-	         killed, killed == 1 ? "" : "es", released, (double)freed / 1000.0);
+	log_info("cgroup %s: %d process%s killed (%d reaped at once, %d exited before), %.1f ms after the "
+	         "decision",
+	         rec->path, killed, killed == 1 ? "" : "es", released, exited, (double)freed / 1000.0);
 	if (kill_log && (r = mg_act_log_json(kill_log, rec, killed, freed, 0)) < 0)
 		mg_log_errno(LOG_WARNING, r, "append to kill log %s: %m", kill_log);
 	return killed;
