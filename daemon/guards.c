@@ -146,8 +146,10 @@ void guards_rescan(struct daemon *d)
 			}
 			*w = (struct watched){.fence_wd = -1};
 			snprintf(w->e.path, sizeof(w->e.path), "%s", path);
-			/* A previous daemon may have fenced it. */
-			w->throttled = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
+			/* A previous daemon may have fenced it. Whether it raised the
+			 * fence is not known: judged as raised, by MemAvailable's
+			 * whole fall, as no tracker of what the others take runs. */
+			w->throttled = w->widened = mg_act_is_throttled(d->mountfd, w->e.path) == 1;
 			log_debug("guarding cgroup %s%s", w->e.path, w->throttled ? " (fenced)" : "");
 			if (w->throttled)
 				guards_watch_fence(d, w);
@@ -275,19 +277,46 @@ void guards_unwatch_fence(struct daemon *d, struct watched *w)
 	w->fence_wd = -1;
 }
 
-/* Reads what mg_policy_fence_pushed needs; false when the cgroup is gone. */
+/* anon and shmem from one read of memory.stat: each read flushes the
+ * cgroup's statistics. */
+static int read_anon_shmem(int cg, uint64_t *ret_anon, uint64_t *ret_shmem)
+{
+	_cleanup_free_ char *stats = NULL;
+	ssize_t r = mg_read_file_at(cg, "memory.stat", &stats);
+	int k;
+
+	if (r < 0)
+		return (int)r;
+	if ((k = mg_keyed_u64(stats, "anon", ret_anon)) < 0 ||
+	    (k = mg_keyed_u64(stats, "shmem", ret_shmem)) < 0)
+		return k;
+	return 0;
+}
+
+int guards_read_held(struct daemon *d, const struct watched *w, uint64_t *ret_bytes)
+{
+	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
+	uint64_t anon, shmem;
+	int r;
+
+	if (cg < 0)
+		return cg;
+	if ((r = read_anon_shmem(cg, &anon, &shmem)) < 0)
+		return r;
+	*ret_bytes = anon + shmem;
+	return 0;
+}
+
+/* Reads what mg_policy_fence_pushed needs; false when the cgroup is gone.
+ * This runs at every throttling event of a fenced cgroup. */
 static bool probe_fence(struct daemon *d, const struct watched *w, struct mg_fence_probe *ret)
 {
 	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
-	_cleanup_free_ char *stats = NULL;
 	struct mg_memory_events ev = {0};
 
 	*ret = (struct mg_fence_probe){.high_events_at_fence = w->fence_high_events};
-	/* memory.stat once: each read flushes the cgroup's statistics, and this
-	 * runs at every throttling event of a fenced cgroup. */
 	if (cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0 ||
-	    mg_read_file_at(cg, "memory.stat", &stats) < 0 || mg_keyed_u64(stats, "anon", &ret->anon) < 0 ||
-	    mg_keyed_u64(stats, "shmem", &ret->shmem) < 0 ||
+	    read_anon_shmem(cg, &ret->anon, &ret->shmem) < 0 ||
 	    mg_cg_read_u64(cg, "memory.high", &ret->fence) < 0)
 		return false;
 	ret->high_events = ev.high;

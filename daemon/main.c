@@ -66,27 +66,33 @@ static bool victim_exiting(struct daemon *d)
 	return false;
 }
 
-/* For each fenced cgroup whose fence has not been raised, how fast
- * MemAvailable falls with its memory.current added back: what the others
- * take (fence() starts it). Read at every look while it can matter, a few
- * cgroups at most. An unread memory.current counts as 0, so its part counts
- * as the others'; one from a previous daemon starts here. */
+/* Feeds a fenced cgroup's tracker of what the others take, starting it at
+ * start_bps: MemAvailable (read just before) plus what the cgroup holds that
+ * MemAvailable does not count, so that neither its own allocations nor page
+ * cache, its own or dropped by anyone, move the sum. A failed read skips
+ * this look. */
+static void track_others(struct daemon *d, struct watched *w, uint64_t available, uint64_t now_usec,
+                         uint64_t start_bps)
+{
+	uint64_t held;
+
+	if (guards_read_held(d, w, &held) < 0)
+		return;
+	if (!w->others_fall.from_usec)
+		mg_fall_rate_start(&w->others_fall, available + held, now_usec, start_bps);
+	else
+		(void)mg_fall_rate_update(&w->others_fall, available + held, now_usec);
+}
+
+/* At every look, the trackers of the fenced cgroups whose fence has not been
+ * raised (fence() starts them): a few cgroups at most. */
 static void track_fenced(struct daemon *d, const struct mg_node_state *node)
 {
 	for (size_t i = 0; i < d->nw; i++) {
 		struct watched *w = &d->w[i];
-		uint64_t current = 0;
 
-		if (!w->throttled || w->widened || w->passed_over)
-			continue;
-		_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
-		if (cg < 0 || mg_cg_read_u64(cg, "memory.current", &current) < 0)
-			current = 0;
-		uint64_t sum = node->mem.mem_available + current;
-		if (!w->others_fall.from_usec)
-			mg_fall_rate_start(&w->others_fall, sum, node->now_usec, node->available_fall_bps);
-		else
-			(void)mg_fall_rate_update(&w->others_fall, sum, node->now_usec);
+		if (w->throttled && !w->widened && !w->passed_over)
+			track_others(d, w, node->mem.mem_available, node->now_usec, node->available_fall_bps);
 	}
 }
 
@@ -129,8 +135,11 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 		ret[i].passed_over = d->w[i].passed_over;
 		ret[i].widen_failed = d->w[i].widen_failed;
 		ret[i].widened = d->w[i].widened;
-		ret[i].others_fall_bps = d->w[i].others_fall.bps;
-		ret[i].others_measured = d->w[i].others_fall.spans > 0;
+		/* Until its tracker starts, the node's rate: the most it could be. */
+		ret[i].others_fall_bps =
+		        d->w[i].others_fall.from_usec ? d->w[i].others_fall.bps : d->fall.bps;
+		/* Two spans of its own, so that one burst is not a trend. */
+		ret[i].others_measured = d->w[i].others_fall.spans >= 2;
 		if (memory_short) {
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
 			ret[i].protected_ =
@@ -163,18 +172,21 @@ static void forget_failures(struct daemon *d)
 		d->w[i].passed_over = d->w[i].widen_failed = false;
 }
 
-/* Sets the victim's fence, and starts what the others take from this look
- * (until its own spans end, the node's rate: the most it could be); false
- * when it could not be set. */
+/* Sets the victim's fence, and starts what the others take from now (until
+ * its own spans end, at most the node's rate); false when it could not be
+ * set. MemAvailable is read again: a look with a rescan takes a while. */
 static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *snap,
                   const struct mg_node_state *node, uint64_t allowance)
 {
+	struct mg_meminfo mem;
+
 	if (mg_act_throttle(d->mountfd, v->e.path, snap->current, snap->share, allowance) != 1)
 		return false;
 	v->throttled = true;
 	v->pushed = v->widened = false;
-	mg_fall_rate_start(&v->others_fall, node->mem.mem_available + snap->current, node->now_usec,
-	                   node->available_fall_bps);
+	v->others_fall = (struct mg_fall_rate){0};
+	if (mg_meminfo_read(d->procfd, &mem) == 0)
+		track_others(d, v, mem.mem_available, mg_now_usec(), node->available_fall_bps);
 	guards_watch_fence(d, v);
 	return true;
 }

@@ -92,8 +92,10 @@ static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t fall = g[i].widened ? node->available_fall_bps : g[i].others_fall_bps;
-		/* Which rate judged it: the first is what its owner can move. */
-		const char *rate = g[i].widened ? "MemAvailable falls" : "the others take";
+		/* Which rate judged it, for the journal. */
+		const char *rate = g[i].widened           ? "MemAvailable falls"
+		                   : g[i].others_measured ? "the others take"
+		                                          : "the others take at most";
 
 		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed ||
 		    reaches_within_lead(p, avail, fall, p->available_min))
@@ -344,8 +346,9 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		snprintf(ret->why + len, sizeof(ret->why) - len, "; it pushed against its fence");
 	else if (lead == LEAD_OTHERS)
 		snprintf(ret->why + len, sizeof(ret->why) - len,
-		         "; the others take %s/s, which no fence on it stops, to half of available_min "
-		         "within lead_time",
+		         "; the others take %s/s, which no fence on it stops: MemAvailable would reach half "
+		         "of "
+		         "available_min within lead_time",
 		         mg_size_format(v->others_fall_bps, f));
 	else if (lead == LEAD_NODE && falling[0])
 		snprintf(ret->why + len, sizeof(ret->why) - len,
@@ -407,9 +410,9 @@ uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_
 		return s->bps;
 	if (s->from_usec && s->from_available > available)
 		bps = (uint64_t)((unsigned __int128)(s->from_available - available) * 1000000u / span);
+	s->spans += s->from_usec && s->spans < 2;
 	s->bps = bps < s->span_bps ? bps : s->span_bps;
 	s->span_bps = bps;
-	s->spans += s->spans < 2;
 	s->from_available = available;
 	s->from_usec = now_usec;
 	return s->bps;

@@ -31,10 +31,10 @@ struct mg_guarded {
 	                      so the others are judged meanwhile */
 	bool widened;      /* its fence was raised since it was set: its own growth is a trend, not the
 	                      fence's misjudgement */
-	uint64_t others_fall_bps; /* while fenced: MemAvailable's rate of fall with its own memory.current
+	uint64_t others_fall_bps; /* while fenced: MemAvailable's rate of fall with its own anon and shmem
 	                             added back, what the others take (mg_fall_rate_start) */
-	bool others_measured;     /* others_fall_bps rests on a span of its own, not only on the node's
-	                             rate at the fence, which its own growth was part of */
+	bool others_measured;     /* others_fall_bps rests on two spans of its own, not on the node's rate
+	                             at the fence, which its own growth was part of */
 };
 
 /* The largest holder of memory outside the guard: a top-level cgroup of the
@@ -84,7 +84,8 @@ enum mg_verdict {
 	MG_VERDICT_OUTSIDER,  /* memory is short, every candidate is within its share (or there is none),
 	                         and a cgroup outside the guard holds more than its due: no guarded task is
 	                         touched, the offender is named */
-	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push: wait */
+	MG_VERDICT_HOLD,      /* memory is short, and the victim is fenced in and does not push (nor do
+	                         the others take so fast that holding would only wait for the floor) */
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_WIDEN,     /* the victim pushes against its fence while MemAvailable is not below
 	                         available_min nor falling to it within lead_usec (at the others' rate

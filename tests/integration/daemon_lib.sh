@@ -53,6 +53,25 @@ delegate() {
 	chown "$1" "$2" "$2/cgroup.procs" "$2/cgroup.subtree_control" "$2/cgroup.threads"
 }
 
+# set_share CGROUP BYTES: the task's share as a launcher running as root
+# records it (trusted.*: its owner cannot change it).
+set_share() {
+	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "trusted.memguard.share", sys.argv[2].encode())' "$@"
+}
+
+# lib_files MIB: sets files to host libraries of at least MIB MiB together,
+# readable by anyone, for tests that fill the page cache (the guest's root is
+# the host's over 9p with cache=loose); fails when there are not enough.
+lib_files() {
+	local size path
+	files=() mib=0
+	while read -r size path; do
+		files+=("$path") mib=$((mib + (size >> 20)))
+		((mib < $1)) || return 0
+	done < <(find /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -perm -o+r -size +2M -printf '%s %p\n')
+	fail "only $mib MiB of readable libraries for the page cache: want $1"
+}
+
 # remove_tree CGROUP: kills what is left below it, then removes it.
 remove_tree() {
 	local cg

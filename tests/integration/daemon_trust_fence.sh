@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Tested as an attacker would (docs/security.md, "A fence"): whether a fence
-# its task pushes against is raised depends, until its first raise, on
-# MemAvailable plus the cgroup's memory.current, and the cgroup's owner moves
-# that sum with their page cache. The attacker runs a task that grows without
-# end beside a pump that reads files into their own page cache and drops it
-# again, over and over, while the victim's task is still growing (well within
-# its share). The most that may buy is one raise of each of the attacker's
-# own fences: memguardd must still fence and kill the attacker's task, raise a
-# fence of theirs by the others' rate at most once (after that MemAvailable's
-# own fall judges it), and never fence or kill the victim's.
+# its task pushes against is raised depends, until its first raise, on what
+# the others take, tracked as MemAvailable plus the fenced cgroup's anonymous
+# and shared memory. The attacker runs a task that grows without end beside a
+# pump that reads files into their own page cache and drops it again, over
+# and over (with memory.current in the sum, that would move it), while the
+# victim's task is still growing, well within its share. memguardd must
+# still fence and kill the attacker's task, raise a fence of theirs by the
+# others' rate at most once (after that MemAvailable's own fall judges it),
+# and never fence or kill the victim's.
 . "$(dirname "$0")/lib.sh"
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
@@ -17,34 +17,29 @@ jobs=$cgroot/mgfence
 trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
 attack_setup /bin/sleep
 
-# The pump's files: the host's libraries, about 160 MiB of them, read through
-# the guest's page cache (the root is 9p with cache=loose under the overlay).
-files=() mib=0
-while read -r size path; do
-	files+=("$path") mib=$((mib + (size >> 20)))
-	((mib < 160)) || break
-done < <(find /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -perm -o+r -size +2M -printf '%s %p\n')
-((mib >= 160)) || fail "only $mib MiB of readable libraries for the page cache pump: want 160"
+# The pump's files: the host's libraries, about 96 MiB of them.
+lib_files 96
 note "the pump cycles through ${#files[@]} files, $mib MiB"
-# Read them all into the cache, hold them a second, drop them, again: the sum
-# memguardd tracks rises and falls with no one else taking anything.
+# Read them all into the cache, hold them a second, drop them, again; it
+# writes the MiB read and the drops done so far.
 cat >"$work/attacker/pump.py" <<-'PY'
 	import os, sys, time
 	out, files = sys.argv[1], sys.argv[2:]
-	total = 0
+	total = drops = 0
 	while True:
 	    for path in files:
 	        with open(path, "rb") as f:
 	            while chunk := f.read(1 << 20):
 	                total += len(chunk)
-	    with open(out + ".tmp", "w") as f:
-	        f.write(f"{total >> 20}\n")
-	    os.replace(out + ".tmp", out)
 	    time.sleep(1)
 	    for path in files:
 	        fd = os.open(path, os.O_RDONLY)
 	        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
 	        os.close(fd)
+	    drops += 1
+	    with open(out + ".tmp", "w") as f:
+	        f.write(f"{total >> 20} {drops}\n")
+	    os.replace(out + ".tmp", out)
 PY
 chown mgattacker "$work/attacker/pump.py"
 
@@ -56,9 +51,8 @@ as mgvictim sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"'
 as mgattacker sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-a"
 # Each task's share as a launcher running as root records it, well below the
 # job's limit, so that a fence stands below memory.max.
-share() { python3 -c 'import os, sys; os.setxattr(sys.argv[1], "trusted.memguard.share", sys.argv[2].encode())' "$@"; }
-share "$jobs/job-v/task" $((450 << 20))
-share "$jobs/job-a/task" $((200 << 20))
+set_share "$jobs/job-v/task" $((450 << 20))
+set_share "$jobs/job-a/task" $((200 << 20))
 
 start_daemon "guard = mgfence/*/*"
 
@@ -87,8 +81,8 @@ stop_daemon
 sed 's/^/    /' "$work/daemon.log"
 [ -s "$work/kills.jsonl" ] && sed 's/^/    kill: /' "$work/kills.jsonl"
 
-pumped=$(cat "$work/attacker/pumped" 2>/dev/null || echo 0)
-((pumped > 0)) || fail "the pump read nothing"
+read -r pumped drops <"$work/attacker/pumped" || fail "the pump never read and dropped its files"
+((drops >= 2)) || fail "the pump dropped its cache $drops times: want two or more"
 assert_eq "$victim_alive" yes "the victim's task alive"
 assert_eq "$attacker_status" 137 "the attacker's runaway status (SIGKILL)"
 assert_contains "$work/daemon.log" "throttling cgroup mgfence/job-a/task" "the attacker was fenced"
@@ -100,6 +94,6 @@ by_others=$(awk '/throttling cgroup mgfence\/job-a\/task/ { n = 0 }
 	/widening the fence of cgroup mgfence\/job-a\/task: .*and the others take/ { if (++n > most) most = n }
 	END { print most + 0 }' "$work/daemon.log")
 ((by_others <= 1)) || fail "one fence of the attacker's was raised $by_others times by the others' rate: at most once"
-note "the pump read $pumped MiB; raises of the attacker's fence: $(grep -c "widening the fence of cgroup mgfence/job-a/task" "$work/daemon.log" || true)"
+note "the pump read $pumped MiB and dropped it $drops times; raises of the attacker's fence: $(grep -c "widening the fence of cgroup mgfence/job-a/task" "$work/daemon.log" || true)"
 ! grep -q "throttling cgroup mgfence/job-v" "$work/daemon.log" || fail "the victim was fenced"
 ! grep -q 'mgfence/job-v' "$work/kills.jsonl" || fail "memguardd killed the victim's task"

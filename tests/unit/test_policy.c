@@ -292,8 +292,8 @@ static void decide_hold_by_others_table(void **state)
 	} cases[] = {
 	        {"the others reach the hard floor within the lead: kill", 40 * MiB, SEC / 4, 100 * MiB,
 	         40 * MiB, true, false, true, false, false, MG_VERDICT_KILL, 0,
-	         "; the others take 40MiB/s, which no fence on it stops, to half of available_min "
-	         "within lead_time"},
+	         "; the others take 40MiB/s, which no fence on it stops: MemAvailable would reach half "
+	         "of available_min within lead_time"},
 	        {"exactly the lead away: kill", 40 * MiB, SEC / 4, 100 * MiB, 32 * MiB, true, false, true,
 	         false, false, MG_VERDICT_KILL, 0, "the others take 32MiB/s"},
 	        {"just short of the lead: hold", 40 * MiB, SEC / 4, 100 * MiB, 32 * MiB - 4, true, false,
@@ -312,6 +312,8 @@ static void decide_hold_by_others_table(void **state)
 	         false, MG_VERDICT_FENCE, 6 * MiB, NULL},
 	        {"lead_kill on: the node's rate decides first", 40 * MiB, SEC / 4, 100 * MiB, 100 * MiB, true,
 	         false, true, false, true, MG_VERDICT_KILL, 0, NULL},
+	        {"lead_kill on, the node not falling, the others fast: kill", 40 * MiB, SEC / 4, 0, 100 * MiB,
+	         true, false, true, false, true, MG_VERDICT_KILL, 0, "the others take 100MiB/s"},
 	        {"below the hard floor: kill for that", 32 * MiB - 1, SEC / 4, 100 * MiB, 100 * MiB, true,
 	         false, true, false, false, MG_VERDICT_KILL, 0, NULL},
 	};
@@ -1033,9 +1035,11 @@ static void decide_widen_table(void **state)
 		assert_true(d.allowance == cases[i].allowance);
 		assert_int_equal(strstr(d.why, "pushed against its fence while MemAvailable") != NULL,
 		                 d.verdict == MG_VERDICT_WIDEN);
+		/* Its tracker has no two spans of its own in these rows. */
 		if (d.verdict == MG_VERDICT_WIDEN)
-			ft_assert_contains(d.why, cases[i].widened >> d.victim & 1 ? "and MemAvailable falls"
-			                                                           : "and the others take");
+			ft_assert_contains(d.why, cases[i].widened >> d.victim & 1
+			                                  ? "and MemAvailable falls"
+			                                  : "and the others take at most");
 		if (d.verdict == MG_VERDICT_KILL)
 			ft_assert_contains(d.why, "it pushed against its fence");
 	}
@@ -1306,15 +1310,20 @@ static void fall_rate_start_table(void **state)
 }
 
 /* A tracker counts the spans it has ended, up to two: a reading too soon
- * after the span began ends none. */
+ * after the span began ends none, and a zeroed tracker's first reading only
+ * starts one. Starting it again starts the count again. */
 static void fall_rate_spans(void **state)
 {
 	static const struct {
 		uint64_t now;
 		unsigned spans;
 	} steps[] = {{10 * SEC + 1000, 0}, {11 * SEC, 1}, {12 * SEC, 2}, {13 * SEC, 2}};
-	struct mg_fall_rate s;
+	struct mg_fall_rate s = {0};
 
+	(void)mg_fall_rate_update(&s, GiB, 9 * SEC);
+	assert_int_equal(s.spans, 0);
+	(void)mg_fall_rate_update(&s, GiB, 10 * SEC);
+	assert_int_equal(s.spans, 1);
 	mg_fall_rate_start(&s, GiB, 10 * SEC, 80 * MiB);
 	assert_int_equal(s.spans, 0);
 	for (size_t k = 0; k < MG_ARRAY_SIZE(steps); k++) {
