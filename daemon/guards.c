@@ -277,9 +277,13 @@ void guards_unwatch_fence(struct daemon *d, struct watched *w)
 	w->fence_wd = -1;
 }
 
-/* anon and shmem from one read of memory.stat: each read flushes the
+/* The keys of memory.stat read here, from one read: each read flushes the
  * cgroup's statistics. */
-static int read_anon_shmem(int cg, uint64_t *ret_anon, uint64_t *ret_shmem)
+struct memstat {
+	uint64_t anon, shmem;
+};
+
+static int read_memstat(int cg, struct memstat *ret)
 {
 	_cleanup_free_ char *stats = NULL;
 	ssize_t r = mg_read_file_at(cg, "memory.stat", &stats);
@@ -287,8 +291,8 @@ static int read_anon_shmem(int cg, uint64_t *ret_anon, uint64_t *ret_shmem)
 
 	if (r < 0)
 		return (int)r;
-	if ((k = mg_keyed_u64(stats, "anon", ret_anon)) < 0 ||
-	    (k = mg_keyed_u64(stats, "shmem", ret_shmem)) < 0)
+	if ((k = mg_keyed_u64(stats, "anon", &ret->anon)) < 0 ||
+	    (k = mg_keyed_u64(stats, "shmem", &ret->shmem)) < 0)
 		return k;
 	return 0;
 }
@@ -296,14 +300,14 @@ static int read_anon_shmem(int cg, uint64_t *ret_anon, uint64_t *ret_shmem)
 int guards_read_held(struct daemon *d, const struct watched *w, uint64_t *ret_bytes)
 {
 	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
-	uint64_t anon, shmem;
+	struct memstat st;
 	int r;
 
 	if (cg < 0)
 		return cg;
-	if ((r = read_anon_shmem(cg, &anon, &shmem)) < 0)
+	if ((r = read_memstat(cg, &st)) < 0)
 		return r;
-	*ret_bytes = anon + shmem;
+	*ret_bytes = st.anon + st.shmem;
 	return 0;
 }
 
@@ -313,12 +317,14 @@ static bool probe_fence(struct daemon *d, const struct watched *w, struct mg_fen
 {
 	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
 	struct mg_memory_events ev = {0};
+	struct memstat st;
 
 	*ret = (struct mg_fence_probe){.high_events_at_fence = w->fence_high_events};
-	if (cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0 ||
-	    read_anon_shmem(cg, &ret->anon, &ret->shmem) < 0 ||
+	if (cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0 || read_memstat(cg, &st) < 0 ||
 	    mg_cg_read_u64(cg, "memory.high", &ret->fence) < 0)
 		return false;
+	ret->anon = st.anon;
+	ret->shmem = st.shmem;
 	ret->high_events = ev.high;
 	return true;
 }

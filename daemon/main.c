@@ -138,8 +138,7 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 		/* Until its tracker starts, the node's rate: the most it could be. */
 		ret[i].others_fall_bps =
 		        d->w[i].others_fall.from_usec ? d->w[i].others_fall.bps : d->fall.bps;
-		/* Two spans of its own, so that one burst is not a trend. */
-		ret[i].others_measured = d->w[i].others_fall.spans >= 2;
+		ret[i].others_measured = mg_fall_rate_measured(&d->w[i].others_fall);
 		if (memory_short) {
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
 			ret[i].protected_ =
@@ -168,8 +167,12 @@ static void unfence_all(struct daemon *d)
 /* Memory is not short: a cgroup killed, or whose kill or fence raising failed, may be tried again. */
 static void forget_failures(struct daemon *d)
 {
-	for (size_t i = 0; i < d->nw; i++)
+	for (size_t i = 0; i < d->nw; i++) {
+		/* A tracker paused while it was passed over starts again. */
+		if (d->w[i].passed_over)
+			d->w[i].others_fall = (struct mg_fall_rate){0};
 		d->w[i].passed_over = d->w[i].widen_failed = false;
+	}
 }
 
 /* Sets the victim's fence, and starts what the others take from now (until

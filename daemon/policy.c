@@ -346,9 +346,8 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		snprintf(ret->why + len, sizeof(ret->why) - len, "; it pushed against its fence");
 	else if (lead == LEAD_OTHERS)
 		snprintf(ret->why + len, sizeof(ret->why) - len,
-		         "; the others take %s/s, which no fence on it stops: MemAvailable would reach half "
-		         "of "
-		         "available_min within lead_time",
+		         "; the others take %s/s, which no fence on it stops: MemAvailable would reach "
+		         "half of available_min within lead_time",
 		         mg_size_format(v->others_fall_bps, f));
 	else if (lead == LEAD_NODE && falling[0])
 		snprintf(ret->why + len, sizeof(ret->why) - len,
@@ -416,6 +415,11 @@ uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_
 	s->from_available = available;
 	s->from_usec = now_usec;
 	return s->bps;
+}
+
+bool mg_fall_rate_measured(const struct mg_fall_rate *s)
+{
+	return s->spans >= 2;
 }
 
 void mg_fall_rate_start(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec, uint64_t bps)

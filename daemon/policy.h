@@ -238,6 +238,10 @@ struct mg_fall_rate {
  * Returns the rate seen (s->bps), bytes/s. */
 uint64_t mg_fall_rate_update(struct mg_fall_rate *s, uint64_t available, uint64_t now_usec);
 
+/* Whether s rests on two spans of its own since it started: one burst is
+ * not a trend, and until then it sees at most the rate it started from. */
+bool mg_fall_rate_measured(const struct mg_fall_rate *s);
+
 /* Starts s at a reading of available at now_usec, seeing at most bps
  * (another tracker's rate) until two spans of its own have ended: a
  * cgroup's others_fall_bps starts from the node's rate when it is fenced. */

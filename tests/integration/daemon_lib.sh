@@ -53,6 +53,47 @@ delegate() {
 	chown "$1" "$2" "$2/cgroup.procs" "$2/cgroup.subtree_control" "$2/cgroup.threads"
 }
 
+# two_jobs CGROUP VICTIM_LIMIT ATTACKER_LIMIT: the batch system's part, as
+# root: CGROUP/job-v for mgvictim and CGROUP/job-a for mgattacker, each with
+# its limit, delegated; then each user's part: a task cgroup in their own job.
+two_jobs() {
+	mkdir "$1"
+	echo +memory >"$1/cgroup.subtree_control"
+	delegate mgvictim "$1/job-v" "$2"
+	delegate mgattacker "$1/job-a" "$3"
+	as mgvictim sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$1/job-v"
+	as mgattacker sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$1/job-a"
+}
+
+# end_jobs CGROUP: kills what runs in two_jobs' task cgroups, stops memguardd
+# and shows its log and kill log.
+end_jobs() {
+	local cg
+	for cg in "$1"/job-*/task; do
+		echo 1 >"$cg/cgroup.kill"
+	done
+	stop_daemon
+	sed 's/^/    /' "$work/daemon.log"
+	[ ! -s "$work/kills.jsonl" ] || sed 's/^/    kill: /' "$work/kills.jsonl"
+}
+
+# runaway_then_end CGROUP VICTIM_PID: the attacker's task that grows without
+# end, in two_jobs' CGROUP; once it is gone, and a second later for memory
+# to come back, sets attacker_status and victim_alive (yes or no), then
+# end_jobs.
+runaway_then_end() {
+	local pid
+	run_in "$1/job-a/task" mgattacker "$work/bin/memhog" -d 20 inf &
+	pid=$!
+	attacker_status=0
+	wait "$pid" || attacker_status=$?
+	note "the attacker's runaway ended after ${SECONDS}s"
+	sleep 1
+	victim_alive=yes
+	kill -0 "$2" 2>/dev/null || victim_alive=no
+	end_jobs "$1"
+}
+
 # set_share CGROUP BYTES: the task's share as a launcher running as root
 # records it (trusted.*: its owner cannot change it).
 set_share() {

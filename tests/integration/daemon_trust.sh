@@ -14,16 +14,9 @@ jobs=$cgroot/mgtrust
 trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
 attack_setup /bin/sleep
 
-# The batch system's part, as root: a job cgroup per user, delegated.
-mkdir "$jobs"
-echo +memory >"$jobs/cgroup.subtree_control"
-delegate mgvictim "$jobs/job-v" $((1024 << 20))
-delegate mgattacker "$jobs/job-a" $((800 << 20))
-
-# The users' part: each makes a task cgroup in their own job ...
-as mgvictim sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-v"
-as mgattacker sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-a"
-# ... and the attacker forges on theirs.
+# A job per user, with a limit only root can change, and a task cgroup in each;
+# the attacker forges on theirs.
+two_jobs "$jobs" $((1024 << 20)) $((800 << 20))
 as mgattacker python3 - "$jobs/job-a/task" <<-'PY'
 	import os, sys
 	task = sys.argv[1]
@@ -39,27 +32,13 @@ start_daemon "guard = mgtrust/*/*"
 # The victim: 250 MiB, a quarter of their job's limit, held until the end.
 run_in "$jobs/job-v/task" mgvictim "$work/bin/memhog" -H 600000 250 &
 victim=$!
-# The attacker: a process named sshd, and a task that grows without end.
+# The attacker: a process named sshd, and a task that grows without end; the
+# victim must still be there once memory is back.
 run_in "$jobs/job-a/task" mgattacker "$work/attacker/sshd" 300 &
 renamed=$!
 sleep 0.5
-run_in "$jobs/job-a/task" mgattacker "$work/bin/memhog" -d 20 inf &
-attacker=$!
-
-attacker_status=0
-wait "$attacker" || attacker_status=$?
-note "the attacker's runaway ended after ${SECONDS}s"
-# The victim must still be there once memory is back.
-sleep 1
-victim_alive=yes
-kill -0 "$victim" 2>/dev/null || victim_alive=no
-for cg in "$jobs"/job-*/task; do
-	echo 1 >"$cg/cgroup.kill"
-done
+runaway_then_end "$jobs" "$victim"
 wait "$victim" "$renamed" 2>/dev/null || true
-stop_daemon
-sed 's/^/    /' "$work/daemon.log"
-[ -s "$work/kills.jsonl" ] && sed 's/^/    kill: /' "$work/kills.jsonl"
 
 assert_eq "$victim_alive" yes "the victim's task alive"
 assert_eq "$attacker_status" 137 "the attacker's runaway status (SIGKILL)"

@@ -43,12 +43,7 @@ cat >"$work/attacker/pump.py" <<-'PY'
 PY
 chown mgattacker "$work/attacker/pump.py"
 
-mkdir "$jobs"
-echo +memory >"$jobs/cgroup.subtree_control"
-delegate mgvictim "$jobs/job-v" $((1024 << 20))
-delegate mgattacker "$jobs/job-a" $((800 << 20))
-as mgvictim sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-v"
-as mgattacker sh -c 'echo +memory >"$0/cgroup.subtree_control" && mkdir "$0/task"' "$jobs/job-a"
+two_jobs "$jobs" $((1024 << 20)) $((800 << 20))
 # Each task's share as a launcher running as root records it, well below the
 # job's limit, so that a fence stands below memory.max.
 set_share "$jobs/job-v/task" $((450 << 20))
@@ -64,22 +59,8 @@ sleep 1
 # the victim's pace.
 run_in "$jobs/job-a/task" mgattacker python3 "$work/attacker/pump.py" "$work/attacker/pumped" "${files[@]}" &
 pump=$!
-run_in "$jobs/job-a/task" mgattacker "$work/bin/memhog" -d 20 inf &
-attacker=$!
-
-attacker_status=0
-wait "$attacker" || attacker_status=$?
-note "the attacker's runaway ended after ${SECONDS}s"
-sleep 1
-victim_alive=yes
-kill -0 "$victim" 2>/dev/null || victim_alive=no
-for cg in "$jobs"/job-*/task; do
-	echo 1 >"$cg/cgroup.kill"
-done
+runaway_then_end "$jobs" "$victim"
 wait "$victim" "$pump" 2>/dev/null || true
-stop_daemon
-sed 's/^/    /' "$work/daemon.log"
-[ -s "$work/kills.jsonl" ] && sed 's/^/    kill: /' "$work/kills.jsonl"
 
 read -r pumped drops <"$work/attacker/pumped" || fail "the pump never read and dropped its files"
 ((drops >= 2)) || fail "the pump dropped its cache $drops times: want two or more"

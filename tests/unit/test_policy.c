@@ -292,8 +292,8 @@ static void decide_hold_by_others_table(void **state)
 	} cases[] = {
 	        {"the others reach the hard floor within the lead: kill", 40 * MiB, SEC / 4, 100 * MiB,
 	         40 * MiB, true, false, true, false, false, MG_VERDICT_KILL, 0,
-	         "; the others take 40MiB/s, which no fence on it stops: MemAvailable would reach half "
-	         "of available_min within lead_time"},
+	         "; the others take 40MiB/s, which no fence on it stops: MemAvailable would reach half of "
+	         "available_min within lead_time"},
 	        {"exactly the lead away: kill", 40 * MiB, SEC / 4, 100 * MiB, 32 * MiB, true, false, true,
 	         false, false, MG_VERDICT_KILL, 0, "the others take 32MiB/s"},
 	        {"just short of the lead: hold", 40 * MiB, SEC / 4, 100 * MiB, 32 * MiB - 4, true, false,
@@ -1329,7 +1329,28 @@ static void fall_rate_spans(void **state)
 	for (size_t k = 0; k < MG_ARRAY_SIZE(steps); k++) {
 		(void)mg_fall_rate_update(&s, GiB - k * MiB, steps[k].now);
 		assert_int_equal(s.spans, steps[k].spans);
+		assert_int_equal(mg_fall_rate_measured(&s), steps[k].spans >= 2);
 	}
+}
+
+/* A fence raised by a measured rate of the others says so, without "at
+ * most". */
+static void decide_widen_names_measured_rate(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g = task(3 * GiB, GiB, 0);
+	struct mg_decision d;
+
+	p.throttle = true;
+	p.lead_usec = SEC / 4;
+	node.mem.mem_available = 100 * MiB;
+	node.available_fall_bps = 500 * MiB;
+	g.fenced = g.pushed = g.others_measured = true;
+	g.others_fall_bps = 8 * MiB;
+	decide(&p, &node, &g, 1, &d);
+	assert_int_equal(d.verdict, MG_VERDICT_WIDEN);
+	ft_assert_contains(d.why, "and the others take 8MiB/s: raised by");
 }
 
 /* --- mg_policy_poll_usec --- */
@@ -1824,6 +1845,7 @@ int main(void)
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(fall_rate_start_table),
 	        cmocka_unit_test(fall_rate_spans),
+	        cmocka_unit_test(decide_widen_names_measured_rate),
 	        cmocka_unit_test(poll_interval_table),
 	        cmocka_unit_test(decide_outsider_table),
 	        cmocka_unit_test(outside_victim_table),
