@@ -79,16 +79,22 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
  * fence is first raised, at the rate the others take memory: as a big task
  * reaches its fence, its own last allocations are most of the fall, and the
  * fence has stopped them. After a raise, its growth is a trend and counts.
+ * A fence never raised is raised once below available_min too, while the
+ * others would not take the node to the hard floor within the lead: a big
+ * finite task whose fence landed a few MiB short of its need then finishes,
+ * as it would without a guard; a runaway meets the raised fence with a
+ * quarter of the spare left and is killed there.
  * Not one passed over (killed, or its kill failed) or whose raising failed,
  * and not in a dry run (which writes no fence). Returns whether it did;
  * context (may be "") ends the reason. */
 static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {
-	uint64_t avail = node->mem.mem_available;
+	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
+	bool short_ = avail < p->available_min;
 	char a[MG_SIZE_STRLEN], m[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN], w[MG_SIZE_STRLEN];
 
-	if (p->dry_run || avail < p->available_min)
+	if (p->dry_run || avail <= hard)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t fall = g[i].widened ? node->available_fall_bps : g[i].others_fall_bps;
@@ -98,16 +104,18 @@ static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *
 		                                          : "the others take at most";
 
 		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed ||
-		    reaches_within_lead(p, avail, fall, p->available_min))
+		    (short_ && g[i].widened) ||
+		    reaches_within_lead(p, avail, fall, short_ ? hard : p->available_min))
 			continue;
 		ret->verdict = MG_VERDICT_WIDEN;
 		ret->victim = (long)i;
 		ret->allowance = fence_allowance(p, avail);
 		snprintf(ret->why, sizeof(ret->why),
-		         "it pushed against its fence while MemAvailable %s is not below available_min (%s) "
-		         "and %s %s/s: raised by %s%s%s",
-		         mg_size_format(avail, a), mg_size_format(p->available_min, m), rate,
-		         mg_size_format(fall, f), mg_size_format(ret->allowance, w), context[0] ? "; " : "",
+		         "it pushed against its fence while MemAvailable %s is %s available_min (%s) "
+		         "and %s %s/s: raised by %s%s%s%s",
+		         mg_size_format(avail, a), short_ ? "below" : "not below",
+		         mg_size_format(p->available_min, m), rate, mg_size_format(fall, f),
+		         mg_size_format(ret->allowance, w), short_ ? ", once" : "", context[0] ? "; " : "",
 		         context);
 		return true;
 	}

@@ -248,6 +248,8 @@ static void decide_lead_kill_table(void **state)
 			node.psi.full.avg10 = (uint32_t)cases[i].avg10;
 			g.fenced = cases[i].fenced;
 			g.pushed = cases[i].pushed;
+			/* Not yet measured: the others take at most the node's fall. */
+			g.others_fall_bps = cases[i].fall_bps;
 			decide(&p, &node, &g, 1, &d);
 			if (d.verdict != want)
 				print_error("case %zu (%s), lead_kill %s: %s, want %s\n", i, cases[i].what,
@@ -851,6 +853,9 @@ static void decide_fence_or_kill_table(void **state)
 		node.trigger_fired = c->trigger;
 		g[1].fenced = c->fenced;
 		g[1].pushed = c->pushed;
+		/* A pushed fence here was raised before: the raise below available_min of one that
+		 * never was is decide_widen_table's. */
+		g[1].widened = c->fenced && c->pushed;
 		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 		if (d.verdict != c->verdict || d.allowance != c->allowance)
 			print_error("case %zu (%s): %s allowance %" PRIu64 ", want %s allowance %" PRIu64
@@ -942,8 +947,21 @@ static void decide_widen_table(void **state)
 	         0, 2, 2, MG_VERDICT_WIDEN, 1, 126 * MiB, 0, 0, false, 0, 0, 0},
 	        {"exactly at available_min: widen", 64 * MiB, true, 0, 0, 0, 2, 2, MG_VERDICT_WIDEN, 1,
 	         24 * MiB, 0, 0, false, 0, 0, 0},
-	        {"just below available_min: kill", 64 * MiB - 1, true, 0, 0, 0, 2, 2, MG_VERDICT_KILL, 1, 0,
-	         0, 0, false, 0, 0, 0},
+	        /* Below available_min a fence never raised is raised once, down to the hard floor. */
+	        {"just below available_min, never raised: raise it once", 64 * MiB - 1, true, 0, 0, 0, 2, 2,
+	         MG_VERDICT_WIDEN, 1, (32 * MiB - 1) * 3 / 4, 0, 0, false, 0, 0, 0},
+	        {"just below available_min, raised before: kill", 64 * MiB - 1, true, 0, 0, 0, 2, 2,
+	         MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 0, 2},
+	        {"at the hard floor, never raised: kill", 32 * MiB, true, 0, 0, 0, 2, 2, MG_VERDICT_KILL, 1,
+	         0, 0, 0, false, 0, 0, 0},
+	        /* 16 MiB above the hard floor: 70 MiB/s for 250 ms is 17.5 MiB, 60 MiB/s 15 MiB. */
+	        {"below available_min, the others' part reaches the hard floor within the lead: kill",
+	         48 * MiB, true, 100 * MiB, SEC / 4, 0, 2, 2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 30 * MiB,
+	         0},
+	        {"below available_min, the others' part does not: raise it once", 48 * MiB, true, 100 * MiB,
+	         SEC / 4, 0, 2, 2, MG_VERDICT_WIDEN, 1, 12 * MiB, 0, 0, false, 0, 40 * MiB, 0},
+	        {"below available_min, the raise would be a dry run's: kill", 48 * MiB, true, 0, 0, 0, 2, 2,
+	         MG_VERDICT_KILL, 1, 0, 0, 0, true, 0, 0, 0},
 	        /* 100 MiB/s for 250 ms is 25 MiB. */
 	        {"falling to available_min within the lead: kill", 80 * MiB, true, 100 * MiB, SEC / 4, 0, 2,
 	         2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 0, 0},
@@ -1077,6 +1095,7 @@ static void decide_fence_lifecycle(void **state)
 	assert_true(d.allowance == 51 * MiB);
 
 	/* It pushes against the raised fence, MemAvailable now below available_min: kill. */
+	g[1].widened = true;
 	node.mem.mem_available = 50 * MiB;
 	node.now_usec += SEC;
 	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
