@@ -59,6 +59,14 @@ sleep 1
 # the victim's pace.
 run_in "$jobs/job-a/task" mgattacker python3 "$work/attacker/pump.py" "$work/attacker/pumped" "${files[@]}" &
 pump=$!
+# The runaway starts once the pump has dropped its cache, so that the pump
+# goes on reading and dropping while the runaway grows to its fence (under
+# emulation one round of it can take longer than the runaway lives).
+for _ in $(seq 600); do
+	[ -s "$work/attacker/pumped" ] && break
+	sleep 0.1
+done
+[ -s "$work/attacker/pumped" ] || fail "the pump did not drop its cache within 60 s"
 runaway_then_end "$jobs" "$victim"
 wait "$victim" "$pump" 2>/dev/null || true
 
