@@ -154,6 +154,10 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * stopped, is no trend. Its task is finite or
  * memory would be short by MemAvailable, and its own throttling counts in
  * the node's PSI: judged by pressure, a fence would make its own kill.
+ * A fence never raised is raised once below available_min too, while
+ * MemAvailable is above the hard floor and others_fall_bps would not reach
+ * it within lead_usec: placed while its task still grows, a fence can land a
+ * few MiB short of a finite task's need.
  * Memory short: SETTLING within settle_usec
  * of the last kill, unless MemAvailable is below the hard floor (and the
  * victim is not still exiting, within MG_VICTIM_EXIT_WAIT_USEC). Else the
@@ -269,8 +273,8 @@ bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
 /* A fence (and each raising of it) lets the victim take this fraction of
  * what the node can spare above the hard floor: a runaway meets it with the
  * rest still free, so it is killed through the event (or its fence raised,
- * while MemAvailable is not below available_min) before the node reaches
- * the hard floor. */
+ * while MemAvailable is not below available_min, or once below it) before
+ * the node reaches the hard floor. */
 #define MG_FENCE_SPARE_NUM 3
 #define MG_FENCE_SPARE_DEN 4
 
