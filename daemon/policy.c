@@ -73,50 +73,63 @@ static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
 	                  MG_FENCE_SPARE_DEN);
 }
 
+/* The rate that judges a push against g's fence: until its first raise,
+ * what the others take (as a big task reaches its fence, its own last
+ * allocations are most of MemAvailable's fall, and the fence has stopped
+ * them); after it, MemAvailable's own fall, in which its growth is a trend.
+ * *label names it for the journal. */
+static uint64_t push_rate(const struct mg_node_state *node, const struct mg_guarded *g, const char **label)
+{
+	*label = g->widened           ? "MemAvailable falls"
+	         : g->others_measured ? "the others take"
+	                              : "the others take at most";
+	return g->widened ? node->available_fall_bps : g->others_fall_bps;
+}
+
+/* Writes ret as WIDEN of victim by allowance, its reason ending in context
+ * (may be "", or ret->why itself). */
+static void widen(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
+                  long victim, uint64_t allowance, const char *context, struct mg_decision *ret)
+{
+	uint64_t avail = node->mem.mem_available;
+	bool short_ = avail < p->available_min;
+	const char *rate;
+	uint64_t fall = push_rate(node, g, &rate);
+	char a[MG_SIZE_STRLEN], m[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN], w[MG_SIZE_STRLEN];
+	char why[sizeof(ret->why)];
+
+	snprintf(why, sizeof(why),
+	         "it pushed against its fence while MemAvailable %s is %s available_min (%s) and %s %s/s: "
+	         "raised by %s%s%s%s",
+	         mg_size_format(avail, a), short_ ? "below" : "not below",
+	         mg_size_format(p->available_min, m), rate, mg_size_format(fall, f),
+	         mg_size_format(allowance, w), short_ ? ", once" : "", context[0] ? "; " : "", context);
+	memcpy(ret->why, why, sizeof(why));
+	ret->verdict = MG_VERDICT_WIDEN;
+	ret->victim = victim;
+	ret->allowance = allowance;
+}
+
 /* A fence pushed against while MemAvailable alone does not say memory is
  * short is raised rather than judged: WIDEN the first such cgroup. Short
- * means below available_min, or falling to it within the lead. Until its
- * fence is first raised, at the rate the others take memory: as a big task
- * reaches its fence, its own last allocations are most of the fall, and the
- * fence has stopped them. After a raise, its growth is a trend and counts.
- * A fence never raised is raised once below available_min too, while the
- * others would not take the node to the hard floor within the lead: a big
- * finite task whose fence landed a few MiB short of its need then finishes,
- * as it would without a guard; a runaway meets the raised fence with a
- * quarter of the spare left and is killed there.
- * Not one passed over (killed, or its kill failed) or whose raising failed,
- * and not in a dry run (which writes no fence). Returns whether it did;
- * context (may be "") ends the reason. */
+ * means below available_min, or falling to it within the lead, at
+ * push_rate. Not one passed over (killed, or its kill failed) or whose
+ * raising failed, and not in a dry run (which writes no fence). Returns
+ * whether it did; context (may be "") ends the reason. */
 static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *node,
                          const struct mg_guarded *g, size_t n, const char *context, struct mg_decision *ret)
 {
-	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
-	bool short_ = avail < p->available_min;
-	char a[MG_SIZE_STRLEN], m[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN], w[MG_SIZE_STRLEN];
+	uint64_t avail = node->mem.mem_available;
 
-	if (p->dry_run || avail <= hard)
+	if (p->dry_run || avail < p->available_min)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t fall = g[i].widened ? node->available_fall_bps : g[i].others_fall_bps;
-		/* Which rate judged it, for the journal. */
-		const char *rate = g[i].widened           ? "MemAvailable falls"
-		                   : g[i].others_measured ? "the others take"
-		                                          : "the others take at most";
+		const char *rate;
 
 		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed ||
-		    (short_ && g[i].widened) ||
-		    reaches_within_lead(p, avail, fall, short_ ? hard : p->available_min))
+		    reaches_within_lead(p, avail, push_rate(node, &g[i], &rate), p->available_min))
 			continue;
-		ret->verdict = MG_VERDICT_WIDEN;
-		ret->victim = (long)i;
-		ret->allowance = fence_allowance(p, avail);
-		snprintf(ret->why, sizeof(ret->why),
-		         "it pushed against its fence while MemAvailable %s is %s available_min (%s) "
-		         "and %s %s/s: raised by %s%s%s%s",
-		         mg_size_format(avail, a), short_ ? "below" : "not below",
-		         mg_size_format(p->available_min, m), rate, mg_size_format(fall, f),
-		         mg_size_format(ret->allowance, w), short_ ? ", once" : "", context[0] ? "; " : "",
-		         context);
+		widen(p, node, &g[i], (long)i, fence_allowance(p, avail), context, ret);
 		return true;
 	}
 	return false;
@@ -158,7 +171,13 @@ enum lead {
  * finishes; one that keeps growing meets the fence while the node still has
  * the rest of its spare, is seen pushing (its memory.events), and is killed
  * (once MemAvailable is below available_min: before, widen_pushed raises
- * the fence).
+ * the fence). Below available_min a fence never raised is raised once, if
+ * what the others take would not bring MemAvailable from what the raise
+ * leaves to the hard floor within the lead: placed while its task still
+ * grows, a fence can land a few MiB short of a finite task's need, which
+ * then finishes as it would without a guard; a runaway meets the raised
+ * fence with a quarter of the spare left. Only the victim, so that raises
+ * below available_min come one at a time and none delays a kill.
  * Unless lead_kill is on and MemAvailable would reach the hard floor within
  * the lead: the others go on taking memory while a fence holds one, so it
  * would be met too late. A fence already set is held only while what it
@@ -176,8 +195,17 @@ static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_
 
 	*ret_allowance = 0;
 	*ret_lead = LEAD_NONE;
-	if (!p->throttle || p->dry_run || avail < hard || v->pushed)
+	if (!p->throttle || p->dry_run || avail < hard)
 		return MG_VERDICT_KILL;
+	if (v->pushed) {
+		uint64_t raise = fence_allowance(p, avail);
+
+		if (avail >= p->available_min || !v->fenced || v->widened || v->widen_failed || raise == 0 ||
+		    reaches_within_lead(p, avail - raise, v->others_fall_bps, hard))
+			return MG_VERDICT_KILL;
+		*ret_allowance = raise;
+		return MG_VERDICT_WIDEN;
+	}
 	if (p->lead_kill && falls_to_within_lead(p, node, hard)) {
 		*ret_lead = LEAD_NODE;
 		return MG_VERDICT_KILL;
@@ -349,6 +377,10 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	enum lead lead;
 	ret->verdict = fence_or_kill(p, node, v, &ret->allowance, &lead);
 	ret->victim = victim;
+	if (ret->verdict == MG_VERDICT_WIDEN) {
+		widen(p, node, v, victim, ret->allowance, ret->why, ret);
+		return;
+	}
 	size_t len = strlen(ret->why);
 	if (ret->verdict == MG_VERDICT_KILL && v->fenced && v->pushed)
 		snprintf(ret->why + len, sizeof(ret->why) - len, "; it pushed against its fence");

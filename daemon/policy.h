@@ -89,8 +89,8 @@ enum mg_verdict {
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_WIDEN,     /* the victim pushes against its fence while MemAvailable is not below
 	                         available_min nor falling to it within lead_usec (at the others' rate
-	                         until its first raise): raise the fence by allowance (memory short or
-	                         not) */
+	                         until its first raise), or, once, below it: raise the fence by
+	                         allowance (memory short or not) */
 	MG_VERDICT_KILL,
 	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min (or falls to it
 	                             within lead_usec) and kill_outside is on: kill the outsider's worst
@@ -154,10 +154,6 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * stopped, is no trend. Its task is finite or
  * memory would be short by MemAvailable, and its own throttling counts in
  * the node's PSI: judged by pressure, a fence would make its own kill.
- * A fence never raised is raised once below available_min too, while
- * MemAvailable is above the hard floor and others_fall_bps would not reach
- * it within lead_usec: placed while its task still grows, a fence can land a
- * few MiB short of a finite task's need.
  * Memory short: SETTLING within settle_usec
  * of the last kill, unless MemAvailable is below the hard floor (and the
  * victim is not still exiting, within MG_VICTIM_EXIT_WAIT_USEC). Else the
@@ -174,7 +170,12 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * not pushed since it was fenced: HOLD when it is fenced already, unless the
  * others' fall, which its fence does not stop, would reach the hard floor
  * within lead_usec (others_fall_bps, once measured and until a raise), else
- * FENCE with allowance = 3/4 of MemAvailable above the hard floor. Else KILL.
+ * FENCE with allowance = 3/4 of MemAvailable above the hard floor. One that
+ * pushed against a fence never raised (nor whose raising failed), below
+ * available_min: WIDEN by that allowance, once, if it is above 0 and
+ * others_fall_bps would not bring MemAvailable from what it leaves to the
+ * hard floor within lead_usec (placed while its task still grows, a fence
+ * can land a few MiB short of a finite task's need). Else KILL.
  * Every field of ret is written. */
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret);
@@ -268,7 +269,8 @@ struct mg_fence_probe {
  * Page cache read past the fence is reclaimed at no one's cost, so a task
  * that only reads files is not pushing; one that allocates without end is,
  * and is judged at once rather than after a PSI window: killed when
- * MemAvailable says memory is short, else its fence is raised (WIDEN). */
+ * MemAvailable says memory is short (after one raise), else its fence is
+ * raised (WIDEN). */
 bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
 /* A fence (and each raising of it) lets the victim take this fraction of
  * what the node can spare above the hard floor: a runaway meets it with the

@@ -811,8 +811,8 @@ static void decide_fence_or_kill_table(void **state)
 	         MG_VERDICT_KILL, 0, 0, 0},
 	        {"fenced, not pushing: hold", true, false, 40 * MiB, false, true, false, MG_VERDICT_HOLD, 0,
 	         0, 0},
-	        {"fenced and pushed against it: kill", true, false, 40 * MiB, false, true, true,
-	         MG_VERDICT_KILL, 0, 0, 0},
+	        {"fenced, raised before, and pushed against it: kill", true, false, 40 * MiB, false, true,
+	         true, MG_VERDICT_KILL, 0, 0, 0},
 	        {"pushed without a fence: kill", true, false, 40 * MiB, false, false, true, MG_VERDICT_KILL,
 	         0, 0, 0},
 	        {"fenced, but below the hard floor: kill", true, false, 32 * MiB - 1, false, true, false,
@@ -854,7 +854,7 @@ static void decide_fence_or_kill_table(void **state)
 		g[1].fenced = c->fenced;
 		g[1].pushed = c->pushed;
 		/* A pushed fence here was raised before: the raise below available_min of one that
-		 * never was is decide_widen_table's. */
+		 * never was is decide_widen_table's and decide_fence_lifecycle's. */
 		g[1].widened = c->fenced && c->pushed;
 		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
 		if (d.verdict != c->verdict || d.allowance != c->allowance)
@@ -922,8 +922,11 @@ static void decide_settling_before_fence(void **state)
  * short is raised, memory short or not (not in a dry run, nor one passed
  * over or whose raising failed); below available_min, or falling to it
  * within the lead (at the rate the others take memory until its first
- * raise), the task that pushes is killed. available_min 64 MiB, hard floor
- * 32 MiB, available_pressure 256 MiB; task 1 is the worst. */
+ * raise), the task that pushes is killed, unless it is the victim, its
+ * fence was never raised and MemAvailable is above the hard floor: then it
+ * is raised once, if the others' part would not bring MemAvailable from what
+ * the raise leaves to the hard floor within the lead. available_min 64 MiB,
+ * hard floor 32 MiB, available_pressure 256 MiB; task 1 is the worst. */
 static void decide_widen_table(void **state)
 {
 	static const struct {
@@ -954,12 +957,29 @@ static void decide_widen_table(void **state)
 	         MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 0, 2},
 	        {"at the hard floor, never raised: kill", 32 * MiB, true, 0, 0, 0, 2, 2, MG_VERDICT_KILL, 1,
 	         0, 0, 0, false, 0, 0, 0},
-	        /* 16 MiB above the hard floor: 70 MiB/s for 250 ms is 17.5 MiB, 60 MiB/s 15 MiB. */
-	        {"below available_min, the others' part reaches the hard floor within the lead: kill",
-	         48 * MiB, true, 100 * MiB, SEC / 4, 0, 2, 2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 30 * MiB,
+	        {"a byte above the hard floor, nothing to raise it by: kill", 32 * MiB + 1, true, 0, 0, 0, 2,
+	         2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 0, 0},
+	        /* 16 MiB above the hard floor; the raise (12 MiB) leaves 4: 20 MiB/s for 250 ms is 5 MiB,
+	         * 10 MiB/s 2.5 MiB. */
+	        {"below available_min, the others' part reaches the hard floor from what the raise leaves: "
+	         "kill",
+	         48 * MiB, true, 100 * MiB, SEC / 4, 0, 2, 2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 80 * MiB,
 	         0},
 	        {"below available_min, the others' part does not: raise it once", 48 * MiB, true, 100 * MiB,
-	         SEC / 4, 0, 2, 2, MG_VERDICT_WIDEN, 1, 12 * MiB, 0, 0, false, 0, 40 * MiB, 0},
+	         SEC / 4, 0, 2, 2, MG_VERDICT_WIDEN, 1, 12 * MiB, 0, 0, false, 0, 90 * MiB, 0},
+	        {"below available_min, lead off: raise it once", 48 * MiB, true, GiB, 0, 0, 2, 2,
+	         MG_VERDICT_WIDEN, 1, 12 * MiB, 0, 0, false, 0, 0, 0},
+	        /* Only the victim is raised below available_min: one at a time, and no kill waits. */
+	        {"below available_min, two never raised push: the worst is raised", 48 * MiB, true, 0, 0, 0,
+	         3, 3, MG_VERDICT_WIDEN, 1, 12 * MiB, 0, 0, false, 0, 0, 0},
+	        {"below available_min, the worst raised before and another never raised push: kill the worst",
+	         48 * MiB, true, 0, 0, 0, 3, 3, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 0, 2},
+	        {"below available_min, only another never raised pushes: hold the worst", 48 * MiB, true, 0,
+	         0, 0, 3, 1, MG_VERDICT_HOLD, 1, 0, 0, 0, false, 0, 0, 0},
+	        {"below available_min, the worst's raising failed: kill", 48 * MiB, true, 0, 0, 0, 2, 2,
+	         MG_VERDICT_KILL, 1, 0, 0, 2, false, 0, 0, 0},
+	        {"below available_min within the settle time: wait", 48 * MiB, true, 0, 0, SEC, 2, 2,
+	         MG_VERDICT_SETTLING, -1, 0, 0, 0, false, 0, 0, 0},
 	        {"below available_min, the raise would be a dry run's: kill", 48 * MiB, true, 0, 0, 0, 2, 2,
 	         MG_VERDICT_KILL, 1, 0, 0, 0, true, 0, 0, 0},
 	        /* 100 MiB/s for 250 ms is 25 MiB. */
@@ -1110,7 +1130,28 @@ static void decide_fence_lifecycle(void **state)
 	assert_int_equal(d.victim, 0);
 	assert_true(d.allowance == 27 * MiB / 2);
 
-	/* Memory is back, but task 1 is still fenced: lift the fences. */
+	/* Task 0 pushes against that fence, never raised, MemAvailable still below available_min and
+	 * nothing else falling: it is raised once. */
+	g[0].fenced = true;
+	g[0].pushed = true;
+	node.now_usec += SEC;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_WIDEN);
+	assert_int_equal(d.victim, 0);
+	assert_true(d.allowance == 27 * MiB / 2);
+	ft_assert_contains(d.why,
+	                   "is below available_min (64MiB) and the others take at most 0B/s: raised by");
+	ft_assert_contains(d.why, ", once; ");
+
+	/* It pushes against the raised fence: kill. */
+	g[0].widened = true;
+	node.now_usec += SEC;
+	decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+	assert_int_equal(d.verdict, MG_VERDICT_KILL);
+	assert_int_equal(d.victim, 0);
+	ft_assert_contains(d.why, "it pushed against its fence");
+
+	/* Memory is back, but tasks 0 and 1 are still fenced: lift the fences. */
 	node.mem.mem_available = 600 * MiB;
 	node.trigger_fired = false;
 	node.psi.full.avg10 = 0;
@@ -1118,7 +1159,7 @@ static void decide_fence_lifecycle(void **state)
 	assert_int_equal(d.verdict, MG_VERDICT_UNFENCE);
 	assert_int_equal(d.victim, -1);
 	ft_assert_contains(d.why, "MemAvailable 600MiB");
-	ft_assert_contains(d.why, "1 cgroup fenced");
+	ft_assert_contains(d.why, "2 cgroups fenced");
 }
 
 /* --- mg_policy_decide: lifting the fences --- */
