@@ -138,7 +138,7 @@ void mg_daemon_metrics_format(const struct mg_daemon_metrics *m, struct mg_metri
 	mg_metrics_family(out, "memguardd_fence_widenings_total", "counter",
 	                  "Fences raised (or lifted, at the memory.high they replaced) because their task "
 	                  "pushed against them while MemAvailable was not below available_min (or, once for "
-	                  "a fence never raised, above half of it).");
+	                  "the victim's fence never raised, above half of it).");
 	mg_metrics_sample_u64(out, "memguardd_fence_widenings_total", NULL, m->widenings);
 	if (m->last_freed_usec) {
 		mg_metrics_family(out, "memguardd_last_kill_seconds", "gauge",

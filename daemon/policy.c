@@ -86,10 +86,11 @@ static uint64_t push_rate(const struct mg_node_state *node, const struct mg_guar
 	return g->widened ? node->available_fall_bps : g->others_fall_bps;
 }
 
-/* Writes ret as WIDEN of victim by allowance, its reason ending in context
- * (may be "", or ret->why itself). */
+/* Writes ret as WIDEN of victim by allowance (once: the raise of a fence
+ * never raised, while memory is short), its reason ending in context (may
+ * be "", or ret->why itself). */
 static void widen(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
-                  long victim, uint64_t allowance, const char *context, struct mg_decision *ret)
+                  long victim, uint64_t allowance, bool once, const char *context, struct mg_decision *ret)
 {
 	uint64_t avail = node->mem.mem_available;
 	bool short_ = avail < p->available_min;
@@ -103,7 +104,7 @@ static void widen(const struct mg_policy *p, const struct mg_node_state *node, c
 	         "raised by %s%s%s%s",
 	         mg_size_format(avail, a), short_ ? "below" : "not below",
 	         mg_size_format(p->available_min, m), rate, mg_size_format(fall, f),
-	         mg_size_format(allowance, w), short_ ? ", once" : "", context[0] ? "; " : "", context);
+	         mg_size_format(allowance, w), once ? ", once" : "", context[0] ? "; " : "", context);
 	memcpy(ret->why, why, sizeof(why));
 	ret->verdict = MG_VERDICT_WIDEN;
 	ret->victim = victim;
@@ -129,7 +130,7 @@ static bool widen_pushed(const struct mg_policy *p, const struct mg_node_state *
 		if (!g[i].fenced || !g[i].pushed || g[i].passed_over || g[i].widen_failed ||
 		    reaches_within_lead(p, avail, push_rate(node, &g[i], &rate), p->available_min))
 			continue;
-		widen(p, node, &g[i], (long)i, fence_allowance(p, avail), context, ret);
+		widen(p, node, &g[i], (long)i, fence_allowance(p, avail), false, context, ret);
 		return true;
 	}
 	return false;
@@ -170,14 +171,15 @@ enum lead {
  * that was only going to grow a little more (a big but finite job) then
  * finishes; one that keeps growing meets the fence while the node still has
  * the rest of its spare, is seen pushing (its memory.events), and is killed
- * (once MemAvailable is below available_min: before, widen_pushed raises
- * the fence). Below available_min a fence never raised is raised once, if
- * what the others take would not bring MemAvailable from what the raise
- * leaves to the hard floor within the lead: placed while its task still
- * grows, a fence can land a few MiB short of a finite task's need, which
- * then finishes as it would without a guard; a runaway meets the raised
- * fence with a quarter of the spare left. Only the victim, so that raises
- * below available_min come one at a time and none delays a kill.
+ * (once memory is short, below available_min or falling to it within the
+ * lead: before, widen_pushed raises the fence). A fence never raised is
+ * raised once even then, if what the others take would not bring
+ * MemAvailable from what the raise leaves to the hard floor within the
+ * lead: placed while its task still grows, a fence can land a few MiB short
+ * of a finite task's need, which then finishes as it would without a guard;
+ * a runaway meets the raised fence with a quarter of the spare left. Only
+ * the victim, so that such raises come one at a time and none delays a
+ * kill.
  * Unless lead_kill is on and MemAvailable would reach the hard floor within
  * the lead: the others go on taking memory while a fence holds one, so it
  * would be met too late. A fence already set is held only while what it
@@ -200,7 +202,7 @@ static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_
 	if (v->pushed) {
 		uint64_t raise = fence_allowance(p, avail);
 
-		if (avail >= p->available_min || !v->fenced || v->widened || v->widen_failed || raise == 0 ||
+		if (!v->fenced || v->widened || v->widen_failed || raise == 0 ||
 		    reaches_within_lead(p, avail - raise, v->others_fall_bps, hard))
 			return MG_VERDICT_KILL;
 		*ret_allowance = raise;
@@ -378,7 +380,7 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	ret->verdict = fence_or_kill(p, node, v, &ret->allowance, &lead);
 	ret->victim = victim;
 	if (ret->verdict == MG_VERDICT_WIDEN) {
-		widen(p, node, v, victim, ret->allowance, ret->why, ret);
+		widen(p, node, v, victim, ret->allowance, true, ret->why, ret);
 		return;
 	}
 	size_t len = strlen(ret->why);

@@ -89,7 +89,7 @@ enum mg_verdict {
 	MG_VERDICT_FENCE,     /* fence the victim in: memory.high at its usage plus allowance */
 	MG_VERDICT_WIDEN,     /* the victim pushes against its fence while MemAvailable is not below
 	                         available_min nor falling to it within lead_usec (at the others' rate
-	                         until its first raise), or, once, below it: raise the fence by
+	                         until its first raise), or, once, even then: raise the fence by
 	                         allowance (memory short or not) */
 	MG_VERDICT_KILL,
 	MG_VERDICT_KILL_OUTSIDER, /* as OUTSIDER, but MemAvailable is below available_min (or falls to it
@@ -170,12 +170,14 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
  * not pushed since it was fenced: HOLD when it is fenced already, unless the
  * others' fall, which its fence does not stop, would reach the hard floor
  * within lead_usec (others_fall_bps, once measured and until a raise), else
- * FENCE with allowance = 3/4 of MemAvailable above the hard floor. One that
- * pushed against a fence never raised (nor whose raising failed), below
- * available_min: WIDEN by that allowance, once, if it is above 0 and
- * others_fall_bps would not bring MemAvailable from what it leaves to the
- * hard floor within lead_usec (placed while its task still grows, a fence
- * can land a few MiB short of a finite task's need). Else KILL.
+ * FENCE with allowance = 3/4 of MemAvailable above the hard floor. With
+ * throttle on, no dry run and MemAvailable at or above the hard floor, a
+ * victim that pushed against a fence never raised (nor whose raising
+ * failed), and was not raised above: WIDEN by that allowance, once, if it is
+ * above 0 and others_fall_bps would not bring MemAvailable from what it
+ * leaves to the hard floor within lead_usec, lead_kill or not (placed while
+ * its task still grows, a fence can land a few MiB short of a finite task's
+ * need). Else KILL.
  * Every field of ret is written. */
 void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *node, const struct mg_guarded *g,
                       size_t n, struct mg_decision *ret);
@@ -268,9 +270,9 @@ struct mg_fence_probe {
  * MG_FENCE_HELD_SLACK of the fence).
  * Page cache read past the fence is reclaimed at no one's cost, so a task
  * that only reads files is not pushing; one that allocates without end is,
- * and is judged at once rather than after a PSI window: killed when
- * MemAvailable says memory is short (after one raise), else its fence is
- * raised (WIDEN). */
+ * and is judged at once rather than after a PSI window: its fence raised
+ * (WIDEN) unless MemAvailable says memory is short, then killed, or raised
+ * once if the fence never was and the others leave room. */
 bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
 /* A fence (and each raising of it) lets the victim take this fraction of
  * what the node can spare above the hard floor: a runaway meets it with the

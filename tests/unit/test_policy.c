@@ -226,8 +226,8 @@ static void decide_lead_kill_table(void **state)
 	         true, false, MG_VERDICT_KILL, MG_VERDICT_HOLD, 0, true},
 	        {"fenced, falling slowly", 40 * MiB, 8 * MiB, SEC / 4, 3800, true, false, MG_VERDICT_HOLD,
 	         MG_VERDICT_HOLD, 0, false},
-	        {"fenced and pushed against it", 40 * MiB, 100 * MiB, SEC / 4, 3800, true, true,
-	         MG_VERDICT_KILL, MG_VERDICT_KILL, 0, false},
+	        {"fenced, raised before, and pushed against it", 40 * MiB, 100 * MiB, SEC / 4, 3800, true,
+	         true, MG_VERDICT_KILL, MG_VERDICT_KILL, 0, false},
 	        {"below the hard floor", 32 * MiB - 1, 100 * MiB, SEC / 4, 3800, false, false,
 	         MG_VERDICT_KILL, MG_VERDICT_KILL, 0, false},
 	};
@@ -248,8 +248,9 @@ static void decide_lead_kill_table(void **state)
 			node.psi.full.avg10 = (uint32_t)cases[i].avg10;
 			g.fenced = cases[i].fenced;
 			g.pushed = cases[i].pushed;
-			/* Not yet measured: the others take at most the node's fall. */
-			g.others_fall_bps = cases[i].fall_bps;
+			/* A pushed fence here was raised before: one never raised is raised once first
+			 * (decide_widen_table). */
+			g.widened = cases[i].pushed;
 			decide(&p, &node, &g, 1, &d);
 			if (d.verdict != want)
 				print_error("case %zu (%s), lead_kill %s: %s, want %s\n", i, cases[i].what,
@@ -959,6 +960,15 @@ static void decide_widen_table(void **state)
 	         0, 0, 0, false, 0, 0, 0},
 	        {"a byte above the hard floor, nothing to raise it by: kill", 32 * MiB + 1, true, 0, 0, 0, 2,
 	         2, MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 0, 0},
+	        {"just below the hard floor, never raised: kill", 32 * MiB - 1, true, 0, 0, 0, 2, 2,
+	         MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 0, 0},
+	        /* 6 MiB above available_min, 30 MiB/s for 250 ms is 7.5 MiB: too close to raise it as
+	         * memory not short; the raise (28.5 MiB) leaves 9.5 MiB above the hard floor. */
+	        {"falling to available_min within the lead by the others, never raised: raise it once",
+	         70 * MiB, true, 100 * MiB, SEC / 4, 0, 2, 2, MG_VERDICT_WIDEN, 1, 57 * MiB / 2, 0, 0, false,
+	         0, 70 * MiB, 0},
+	        {"the same, raised before: kill", 70 * MiB, true, 100 * MiB, SEC / 4, 0, 2, 2,
+	         MG_VERDICT_KILL, 1, 0, 0, 0, false, 0, 70 * MiB, 2},
 	        /* 16 MiB above the hard floor; the raise (12 MiB) leaves 4: 20 MiB/s for 250 ms is 5 MiB,
 	         * 10 MiB/s 2.5 MiB. */
 	        {"below available_min, the others' part reaches the hard floor from what the raise leaves: "
