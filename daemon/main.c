@@ -67,11 +67,11 @@ static bool victim_exiting(struct daemon *d)
 }
 
 /* Feeds a fenced cgroup's tracker of what the others take, starting it at
- * start_bps: MemAvailable (read just before) plus what the cgroup holds that
- * MemAvailable does not count, so that neither its own allocations nor page
- * cache, its own or dropped by anyone, move the sum. A failed read skips
- * this look. */
-static void track_others(struct daemon *d, struct watched *w, uint64_t available, uint64_t now_usec,
+ * start_bps: the node's free and reclaimable memory (read just before,
+ * mg_meminfo_free_and_reclaimable) plus what the cgroup holds that reclaim
+ * cannot give back, so that neither its own allocations nor page cache, its
+ * own or dropped by anyone, move the sum. A failed read skips this look. */
+static void track_others(struct daemon *d, struct watched *w, uint64_t reclaimable, uint64_t now_usec,
                          uint64_t start_bps)
 {
 	uint64_t held;
@@ -79,9 +79,9 @@ static void track_others(struct daemon *d, struct watched *w, uint64_t available
 	if (guards_read_held(d, w, &held) < 0)
 		return;
 	if (!w->others_fall.from_usec)
-		mg_fall_rate_start(&w->others_fall, available + held, now_usec, start_bps);
+		mg_fall_rate_start(&w->others_fall, reclaimable + held, now_usec, start_bps);
 	else
-		(void)mg_fall_rate_update(&w->others_fall, available + held, now_usec);
+		(void)mg_fall_rate_update(&w->others_fall, reclaimable + held, now_usec);
 }
 
 /* At every look, the trackers of the fenced cgroups whose fence has not been
@@ -92,7 +92,8 @@ static void track_fenced(struct daemon *d, const struct mg_node_state *node)
 		struct watched *w = &d->w[i];
 
 		if (w->throttled && !w->widened && !w->passed_over)
-			track_others(d, w, node->mem.mem_available, node->now_usec, node->available_fall_bps);
+			track_others(d, w, mg_meminfo_free_and_reclaimable(&node->mem), node->now_usec,
+			             node->available_fall_bps);
 	}
 }
 
@@ -189,7 +190,8 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
 	v->pushed = v->widened = false;
 	v->others_fall = (struct mg_fall_rate){0};
 	if (mg_meminfo_read(d->procfd, &mem) == 0)
-		track_others(d, v, mem.mem_available, mg_now_usec(), node->available_fall_bps);
+		track_others(d, v, mg_meminfo_free_and_reclaimable(&mem), mg_now_usec(),
+		             node->available_fall_bps);
 	guards_watch_fence(d, v);
 	return true;
 }

@@ -20,16 +20,36 @@ static int get_kb(const char *text, const char *key, bool required, uint64_t *re
 int mg_meminfo_parse(const char *text, struct mg_meminfo *ret)
 {
 	struct mg_meminfo m;
+	uint64_t active_file, inactive_file, unused;
 	int r;
 
 	if ((r = get_kb(text, "MemTotal", true, &m.mem_total)) < 0 ||
 	    (r = get_kb(text, "MemAvailable", true, &m.mem_available)) < 0 ||
 	    (r = get_kb(text, "SwapTotal", false, &m.swap_total)) < 0 ||
 	    (r = get_kb(text, "SwapFree", false, &m.swap_free)) < 0 ||
-	    (r = get_kb(text, "Shmem", false, &m.shmem)) < 0)
+	    (r = get_kb(text, "Shmem", false, &m.shmem)) < 0 ||
+	    (r = get_kb(text, "MemFree", false, &m.mem_free)) < 0 ||
+	    (r = get_kb(text, "Active(file)", false, &active_file)) < 0 ||
+	    (r = get_kb(text, "Inactive(file)", false, &inactive_file)) < 0 ||
+	    (r = get_kb(text, "SReclaimable", false, &m.slab_reclaimable)) < 0)
 		return r;
+	if (__builtin_add_overflow(active_file, inactive_file, &m.file))
+		return -EBADMSG;
+	m.has_free = mg_keyed_u64(text, "MemFree", &unused) == 0;
 	*ret = m;
 	return 0;
+}
+
+uint64_t mg_meminfo_free_and_reclaimable(const struct mg_meminfo *m)
+{
+	uint64_t sum;
+
+	if (!m->has_free)
+		return m->mem_available;
+	if (__builtin_add_overflow(m->mem_free, m->file, &sum) ||
+	    __builtin_add_overflow(sum, m->slab_reclaimable, &sum))
+		return UINT64_MAX;
+	return sum;
 }
 
 int mg_meminfo_read(int procfd, struct mg_meminfo *ret)

@@ -79,6 +79,11 @@ static void check_full(const struct mg_meminfo *m)
 	assert_true(m->swap_total == 8388604ull * 1024);
 	assert_true(m->swap_free == 8123388ull * 1024);
 	assert_true(m->shmem == 722508ull * 1024);
+	assert_true(m->has_free);
+	assert_true(m->mem_free == 903452ull * 1024);
+	assert_true(m->file == (3471340ull + 7041068ull) * 1024);
+	assert_true(m->slab_reclaimable == 459420ull * 1024);
+	assert_true(mg_meminfo_free_and_reclaimable(m) == (903452ull + 3471340 + 7041068 + 459420) * 1024);
 }
 
 static void parse_full(void **state)
@@ -101,6 +106,15 @@ static void parse_minimal_defaults_optional_to_zero(void **state)
 	assert_true(m.swap_total == 0);
 	assert_true(m.swap_free == 0);
 	assert_true(m.shmem == 0);
+	/* Without MemFree, the free and reclaimable memory is MemAvailable. */
+	assert_false(m.has_free);
+	assert_true(mg_meminfo_free_and_reclaimable(&m) == 1024ull * 1024);
+
+	/* MemFree alone: the file and slab parts count as 0. */
+	assert_int_equal(mg_meminfo_parse("MemTotal: 2048 kB\nMemAvailable: 1024 kB\nMemFree: 7 kB\n", &m),
+	                 0);
+	assert_true(m.has_free);
+	assert_true(mg_meminfo_free_and_reclaimable(&m) == 7ull * 1024);
 
 	/* Order does not matter, nor a missing final newline. */
 	assert_int_equal(mg_meminfo_parse("Shmem: 3 kB\nMemAvailable: 1 kB\nMemTotal: 2 kB", &m), 0);
@@ -163,6 +177,10 @@ static void parse_rejects(void **state)
 	        "MemTotal: 1 kB\nMemAvailable: 1 kB\nShmem: lots kB\n",
 	        "MemTotal: 1 kB\nMemAvailable: 1 kB\nSwapTotal: 18014398509481984 kB\n",
 	        "MemTotal: 1 kB\nMemAvailable: 1 kB\nSwapFree:\n",
+	        "MemTotal: 1 kB\nMemAvailable: 1 kB\nActive(file): x kB\n",
+	        /* The file LRUs together past 2^64 bytes. */
+	        "MemTotal: 1 kB\nMemAvailable: 1 kB\nActive(file): 18014398509481983 kB\n"
+	        "Inactive(file): 18014398509481983 kB\n",
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(bad); i++) {
