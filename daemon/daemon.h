@@ -28,15 +28,14 @@
 struct watched {
 	struct mg_scope_entry e;
 	bool seen;
-	bool throttled;    /* its memory.high is lowered: undo when memory is back */
-	bool pushed;       /* the fence throttles what reclaim cannot give back */
-	bool passed_over;  /* killed, or its kill failed: the next worst goes until calm */
-	bool widen_failed; /* raising its fence failed or did nothing: not again until calm */
-	bool widened;      /* its fence was raised since it was set */
-	struct mg_fall_rate
-	        others_fall;        /* while fenced: free and reclaimable memory plus its anon and shmem */
-	int fence_wd;               /* inotify watch on its memory.events while fenced, else -1 */
-	uint64_t fence_high_events; /* memory.events "high" when the fence was set or last raised */
+	bool throttled;                  /* its memory.high is lowered: undo when memory is back */
+	bool pushed;                     /* the fence throttles what reclaim cannot give back */
+	bool passed_over;                /* killed, or its kill failed: the next worst goes until calm */
+	bool widen_failed;               /* raising its fence failed or did nothing: not again until calm */
+	bool widened;                    /* its fence was raised since it was set */
+	struct mg_fall_rate others_fall; /* while fenced: free + reclaimable memory + its anon, shmem */
+	int fence_wd;                    /* inotify watch on its memory.events while fenced, else -1 */
+	uint64_t fence_high_events;      /* memory.events "high" when the fence was set or last raised */
 };
 
 struct daemon {

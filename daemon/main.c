@@ -67,14 +67,14 @@ static bool victim_exiting(struct daemon *d)
 }
 
 /* Feeds a fenced cgroup's tracker of what the others take, starting it at
- * start_bps: the node's free and reclaimable memory (read just before,
+ * start_bps: the node's free and reclaimable memory (mem, read just before,
  * mg_meminfo_free_and_reclaimable) plus what the cgroup holds that reclaim
  * cannot give back, so that neither its own allocations nor page cache, its
  * own or dropped by anyone, move the sum. A failed read skips this look. */
-static void track_others(struct daemon *d, struct watched *w, uint64_t reclaimable, uint64_t now_usec,
+static void track_others(struct daemon *d, struct watched *w, const struct mg_meminfo *mem, uint64_t now_usec,
                          uint64_t start_bps)
 {
-	uint64_t held;
+	uint64_t reclaimable = mg_meminfo_free_and_reclaimable(mem), held;
 
 	if (guards_read_held(d, w, &held) < 0)
 		return;
@@ -92,8 +92,7 @@ static void track_fenced(struct daemon *d, const struct mg_node_state *node)
 		struct watched *w = &d->w[i];
 
 		if (w->throttled && !w->widened && !w->passed_over)
-			track_others(d, w, mg_meminfo_free_and_reclaimable(&node->mem), node->now_usec,
-			             node->available_fall_bps);
+			track_others(d, w, &node->mem, node->now_usec, node->available_fall_bps);
 	}
 }
 
@@ -190,8 +189,7 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
 	v->pushed = v->widened = false;
 	v->others_fall = (struct mg_fall_rate){0};
 	if (mg_meminfo_read(d->procfd, &mem) == 0)
-		track_others(d, v, mg_meminfo_free_and_reclaimable(&mem), mg_now_usec(),
-		             node->available_fall_bps);
+		track_others(d, v, &mem, mg_now_usec(), node->available_fall_bps);
 	guards_watch_fence(d, v);
 	return true;
 }

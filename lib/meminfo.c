@@ -3,6 +3,7 @@
 
 #include "memguard/util.h"
 
+/* Returns 1 when key is there, 0 when it is not and not required (*ret 0). */
 static int get_kb(const char *text, const char *key, bool required, uint64_t *ret)
 {
 	uint64_t kb = 0;
@@ -14,28 +15,28 @@ static int get_kb(const char *text, const char *key, bool required, uint64_t *re
 		return -EBADMSG;
 	if (__builtin_mul_overflow(kb, 1024, ret))
 		return -EBADMSG;
-	return 0;
+	return r == 0;
 }
 
 int mg_meminfo_parse(const char *text, struct mg_meminfo *ret)
 {
 	struct mg_meminfo m;
-	uint64_t active_file, inactive_file, unused;
-	int r;
+	uint64_t active_file, inactive_file;
+	int r, has_free = 0;
 
 	if ((r = get_kb(text, "MemTotal", true, &m.mem_total)) < 0 ||
 	    (r = get_kb(text, "MemAvailable", true, &m.mem_available)) < 0 ||
 	    (r = get_kb(text, "SwapTotal", false, &m.swap_total)) < 0 ||
 	    (r = get_kb(text, "SwapFree", false, &m.swap_free)) < 0 ||
 	    (r = get_kb(text, "Shmem", false, &m.shmem)) < 0 ||
-	    (r = get_kb(text, "MemFree", false, &m.mem_free)) < 0 ||
+	    (r = has_free = get_kb(text, "MemFree", false, &m.mem_free)) < 0 ||
 	    (r = get_kb(text, "Active(file)", false, &active_file)) < 0 ||
 	    (r = get_kb(text, "Inactive(file)", false, &inactive_file)) < 0 ||
 	    (r = get_kb(text, "SReclaimable", false, &m.slab_reclaimable)) < 0)
 		return r;
 	if (__builtin_add_overflow(active_file, inactive_file, &m.file))
 		return -EBADMSG;
-	m.has_free = mg_keyed_u64(text, "MemFree", &unused) == 0;
+	m.has_free = has_free;
 	*ret = m;
 	return 0;
 }
