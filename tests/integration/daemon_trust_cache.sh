@@ -103,7 +103,7 @@ dropper=$!
 victim_status=0
 wait "$victim" || victim_status=$?
 note "the victim's task ended after ${SECONDS}s"
-head -n "$(wc -l <"$work/daemon.log")" "$work/daemon.log" >"$work/daemon.until-end"
+cp "$work/daemon.log" "$work/daemon.until-end"
 rounds=$(cat "$work/attacker/rounds" 2>/dev/null || echo 0)
 end_jobs "$jobs"
 wait "$reader" "$holder" "$dropper" 2>/dev/null || true
