@@ -33,7 +33,7 @@ struct watched {
 	bool passed_over;                /* killed, or its kill failed: the next worst goes until calm */
 	bool widen_failed;               /* raising its fence failed or did nothing: not again until calm */
 	bool widened;                    /* its fence was raised since it was set */
-	struct mg_fall_rate others_fall; /* while fenced: free + reclaimable memory + its anon, shmem */
+	struct mg_fall_rate others_fall; /* while fenced: free + reclaimable memory + what it holds */
 	int fence_wd;                    /* inotify watch on its memory.events while fenced, else -1 */
 	uint64_t fence_high_events;      /* memory.events "high" when the fence was set or last raised */
 };
@@ -105,8 +105,8 @@ void guards_watch_fence(struct daemon *d, struct watched *w);
 /* Its fence was raised: it pushes again only once the raised fence throttles it. */
 void guards_widened_fence(struct daemon *d, struct watched *w);
 void guards_unwatch_fence(struct daemon *d, struct watched *w);
-/* What the cgroup holds that MemAvailable does not count as available: its
- * anonymous and shared memory (memory.stat). Page cache is in MemAvailable
- * and memory.current alike, and anyone who can read a file can drop it. */
+/* What the cgroup holds that the node's free and reclaimable memory does not
+ * count (mg_memstat_unreclaimable): not its page cache on the LRUs, which
+ * anyone who can read a file can drop, whoever it is charged to. */
 int guards_read_held(struct daemon *d, const struct watched *w, uint64_t *ret_bytes);
 int guards_on_fence_event(sd_event_source *src, int fd, uint32_t revents, void *userdata);

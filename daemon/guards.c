@@ -17,6 +17,7 @@
 #include "memguard/cgroup.h"
 #include "memguard/event.h"
 #include "memguard/log.h"
+#include "memguard/meminfo.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -300,15 +301,16 @@ static int read_memstat(int cg, struct memstat *ret)
 int guards_read_held(struct daemon *d, const struct watched *w, uint64_t *ret_bytes)
 {
 	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
-	struct memstat st;
-	int r;
+	_cleanup_free_ char *stats = NULL;
+	uint64_t current;
+	ssize_t r;
 
 	if (cg < 0)
 		return cg;
-	if ((r = read_memstat(cg, &st)) < 0)
-		return r;
-	*ret_bytes = st.anon + st.shmem;
-	return 0;
+	if ((r = mg_read_file_at(cg, "memory.stat", &stats)) < 0 ||
+	    (r = mg_cg_read_u64(cg, "memory.current", &current)) < 0)
+		return (int)r;
+	return mg_memstat_unreclaimable(stats, current, ret_bytes);
 }
 
 /* Reads what mg_policy_fence_pushed needs; false when the cgroup is gone.

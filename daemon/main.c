@@ -69,8 +69,9 @@ static bool victim_exiting(struct daemon *d)
 /* Feeds a fenced cgroup's tracker of what the others take, starting it at
  * start_bps: the node's free and reclaimable memory (mem, read just before,
  * mg_meminfo_free_and_reclaimable) plus what the cgroup holds that reclaim
- * cannot give back, so that neither its own allocations nor page cache, its
- * own or dropped by anyone, move the sum. A failed read skips this look. */
+ * cannot give back, so that nothing done on its behalf moves the sum: its own
+ * allocations, its page cache read, dropped or locked in memory by anyone,
+ * its sockets filled. A failed read skips this look. */
 static void track_others(struct daemon *d, struct watched *w, const struct mg_meminfo *mem, uint64_t now_usec,
                          uint64_t start_bps)
 {

@@ -31,8 +31,8 @@ struct mg_guarded {
 	                      so the others are judged meanwhile */
 	bool widened;      /* its fence was raised since it was set: its own growth is a trend, not the
 	                      fence's misjudgement */
-	uint64_t others_fall_bps; /* while fenced: MemAvailable's rate of fall with its own anon and shmem
-	                             added back, what the others take (mg_fall_rate_start) */
+	uint64_t others_fall_bps; /* while fenced: what the others take, the fall of the node's free and
+	                             reclaimable memory with what it holds added back */
 	bool others_measured;     /* others_fall_bps rests on two spans of its own, not on the node's rate
 	                             at the fence, which its own growth was part of */
 };

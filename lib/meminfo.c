@@ -1,4 +1,4 @@
-/* Parsing and reading /proc/meminfo into bytes. */
+/* Parsing and reading /proc/meminfo into bytes; a cgroup's unreclaimable part. */
 #include "memguard/meminfo.h"
 
 #include "memguard/util.h"
@@ -51,6 +51,23 @@ uint64_t mg_meminfo_free_and_reclaimable(const struct mg_meminfo *m)
 	    __builtin_add_overflow(sum, m->slab_reclaimable, &sum))
 		return UINT64_MAX;
 	return sum;
+}
+
+int mg_memstat_unreclaimable(const char *stat, uint64_t current, uint64_t *ret)
+{
+	uint64_t active = 0, inactive = 0, slab = 0, lru;
+	int r;
+
+	if (mg_keyed_u64(stat, "active_file", &active) < 0 ||
+	    mg_keyed_u64(stat, "inactive_file", &inactive) < 0)
+		return -EBADMSG;
+	/* Older kernels have no slab_reclaimable: their slab then counts as held. */
+	if ((r = mg_keyed_u64(stat, "slab_reclaimable", &slab)) < 0 && r != -ENOENT)
+		return -EBADMSG;
+	if (__builtin_add_overflow(active, inactive, &lru) || __builtin_add_overflow(lru, slab, &lru))
+		return -EBADMSG;
+	*ret = current > lru ? current - lru : 0;
+	return 0;
 }
 
 int mg_meminfo_read(int procfd, struct mg_meminfo *ret)

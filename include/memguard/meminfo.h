@@ -1,4 +1,4 @@
-/* /proc/meminfo, in bytes. */
+/* /proc/meminfo, in bytes, and what a cgroup holds beyond its reclaimable part. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,11 +21,20 @@ struct mg_meminfo {
 int mg_meminfo_parse(const char *text, struct mg_meminfo *ret);
 
 /* Free memory plus page cache and reclaimable slab: a sum that neither
- * reading a file nor dropping it from the cache moves, and, unlike
- * MemAvailable, not the zone watermarks either, which the kernel boosts for
- * a while after memory fragments (a THP fault falling back). MemAvailable
- * when MemFree is missing. */
+ * reading a file nor dropping it from the cache moves. MemAvailable counts
+ * only half of a small page cache, and subtracts from a large one the zone
+ * watermarks, which the kernel boosts for a while after memory fragments.
+ * MemAvailable when MemFree is missing. */
 uint64_t mg_meminfo_free_and_reclaimable(const struct mg_meminfo *m);
+
+/* Its counterpart for one cgroup: current (its memory.current) less its file
+ * LRUs and reclaimable slab (active_file, inactive_file, slab_reclaimable in
+ * stat, its memory.stat), at least 0. That is its anonymous and shared
+ * memory, kernel memory, socket buffers and page cache locked in memory:
+ * whatever takes memory out of the sum above on the cgroup's behalf, whoever
+ * does it (another user locking its cache, or filling its sockets), adds as
+ * much here. -EBADMSG when active_file or inactive_file is missing or bad. */
+int mg_memstat_unreclaimable(const char *stat, uint64_t current, uint64_t *ret);
 
 /* Reads "meminfo" relative to procfd (an fd for /proc, or a fake tree). */
 int mg_meminfo_read(int procfd, struct mg_meminfo *ret);

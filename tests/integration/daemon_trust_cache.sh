@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Tested as an attacker would (docs/security.md, "A fence"): a fenced task is
 # killed early once what the others take would bring MemAvailable to half of
-# available_min within lead_time. memguardd tracks that as MemAvailable plus
-# the fenced cgroup's anonymous and shared memory, not its memory.current:
-# page cache is counted in MemAvailable and memory.current alike, and anyone
-# who can read a file can drop it from the cache, whoever it is charged to.
+# available_min within lead_time. memguardd tracks that as the node's free
+# and reclaimable memory plus what the fenced cgroup holds beyond its page
+# cache and reclaimable slab, not plus its memory.current: page cache is
+# counted in both, and anyone who can read a file can drop it from the
+# cache, whoever it is charged to.
 # The victim's big but finite task, over its share, keeps reading files into
 # its page cache and is fenced; the attacker, within their share, drops that
 # cache again and again. The victim's task must be held, not killed, and

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,56 @@ static void read_missing_file(void **state)
 	assert_int_equal(mg_meminfo_read(-1, &m), -EBADF);
 }
 
+static void unreclaimable_table(void **state)
+{
+	/* A cgroup's memory.stat (the keys that matter; the real file has more
+	 * between them) and memory.current, in bytes. */
+	static const struct {
+		const char *stat;
+		uint64_t current;
+		int r;
+		uint64_t want;
+	} rows[] = {
+	        /* 100 anon, 300 of page cache, 20 of reclaimable slab: 100 left. */
+	        {"anon 100\nfile 300\nactive_file 120\ninactive_file 180\nslab_reclaimable 20\n", 420, 0,
+	         100},
+	        /* Another user drops 200 of that cache: current and the LRUs fall alike. */
+	        {"anon 100\nfile 100\nactive_file 40\ninactive_file 60\nslab_reclaimable 20\n", 220, 0, 100},
+	        /* Or locks 200 of it in memory: off the LRUs, still charged here. */
+	        {"anon 100\nfile 300\nactive_file 40\ninactive_file 60\nunevictable 200\n"
+	         "slab_reclaimable 20\n",
+	         420, 0, 300},
+	        /* Or fills its sockets with 50: charged, on no LRU. */
+	        {"anon 100\nfile 300\nsock 50\nactive_file 120\ninactive_file 180\nslab_reclaimable 20\n",
+	         470, 0, 150},
+	        /* Without slab_reclaimable (older kernels), slab counts as held. */
+	        {"anon 100\nactive_file 120\ninactive_file 180\n", 420, 0, 120},
+	        /* current read a moment after the LRUs grew past it: 0, not a wrap. */
+	        {"active_file 400\ninactive_file 100\nslab_reclaimable 20\n", 480, 0, 0},
+	        /* The same-prefixed keys are not taken for the file LRUs. */
+	        {"active_file_x 1\nactive_file 10\ninactive_file 10\nslab_reclaimable_x 5\n", 50, 0, 30},
+	        /* The file LRUs are required, and numbers. */
+	        {"anon 100\ninactive_file 180\n", 420, -EBADMSG, 0},
+	        {"active_file 120\n", 420, -EBADMSG, 0},
+	        {"active_file x\ninactive_file 180\n", 420, -EBADMSG, 0},
+	        {"active_file 1\ninactive_file 1\nslab_reclaimable lots\n", 420, -EBADMSG, 0},
+	        {"", 420, -EBADMSG, 0},
+	        /* Past 2^64 together. */
+	        {"active_file 18446744073709551615\ninactive_file 1\n", 420, -EBADMSG, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(rows); i++) {
+		uint64_t got = 12345;
+		int r = mg_memstat_unreclaimable(rows[i].stat, rows[i].current, &got);
+
+		if (r != rows[i].r || (r == 0 && got != rows[i].want))
+			print_error("row %zu: r %d (want %d), %" PRIu64 " (want %" PRIu64 ")\n", i, r,
+			            rows[i].r, got, rows[i].want);
+		assert_int_equal(r, rows[i].r);
+		assert_true(r == 0 ? got == rows[i].want : got == 12345); /* untouched on failure */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +280,7 @@ int main(void)
 	        cmocka_unit_test(parse_does_not_confuse_similar_keys),
 	        cmocka_unit_test(parse_boundary_of_overflow),
 	        cmocka_unit_test(parse_rejects),
+	        cmocka_unit_test(unreclaimable_table),
 	        cmocka_unit_test_setup_teardown(read_through_fake_procfd, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_missing_file, ft_setup, ft_teardown),
 	};
