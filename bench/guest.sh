@@ -233,7 +233,8 @@ run_cell() {
 
 	# The guest's clock as the host stamps it: bench/emulator.py lines the host's samples up with it.
 	date +%s.%N >"$share_dir/guest-clock"
-	"$bin/sampler" "$id" "$S_N" "$share_kib" "$share_dir/sampler.json" &
+	# memory.tsv: the node's memory and each task's at every sample, to lay beside a kill's reason.
+	"$bin/sampler" "$id" "$S_N" "$share_kib" "$share_dir/sampler.json" 100 "$dir/memory.tsv" &
 	local sampler=$!
 	(echo 0 >/proc/self/oom_score_adj && exec "$bin/heartbeat" "$share_dir/heartbeat.json") &
 	local heartbeat=$!

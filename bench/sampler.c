@@ -1,5 +1,5 @@
 /* sampler: follows the memory of one benchmark cell's tasks, whatever started them.
- *   sampler TAG NTASKS SHARE_KIB OUT.json [INTERVAL_MS]
+ *   sampler TAG NTASKS SHARE_KIB OUT.json [INTERVAL_MS [TIMELINE]]
  * A process belongs to task I when its environment holds BENCH_CELL=TAG and
  * MEMGUARD_TASK=I (memguard sets MEMGUARD_TASK; the other variants set both
  * themselves), so forked children count with their task. Every INTERVAL_MS
@@ -15,7 +15,10 @@
  * sample at which MemAvailable < MemTotal / 10 (pressure onset, earlyoom's
  * default line; mem_available_low_ms, 0 when never). Writes JSON to OUT.json
  * every second, and after one last sample on SIGTERM, from a thread of its own
- * (bgwrite.h), so a slow share does not leave gaps between samples. */
+ * (bgwrite.h), so a slow share does not leave gaps between samples. With
+ * TIMELINE (best on a local tmpfs), also a line per sample there: the time,
+ * MemAvailable, MemFree, the file LRUs, SReclaimable, then each task's
+ * memory, all in KiB, so that a kill can be laid beside who was taking what. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -143,17 +146,33 @@ static void dump(struct bgwrite *w, const struct task *t, int ntasks, long long 
 	bgwrite_commit(w, f, final);
 }
 
-/* MemAvailable, and MemTotal into *total_kib, from one read: -1 when unreadable. */
-static long long mem_available_kib(long long *total_kib)
+struct node_mem {
+	long long total, avail, free, file, slab; /* KiB; -1 when absent */
+};
+
+static long long kib_of(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+
+	return p ? atoll(p + strlen(key)) : -1;
+}
+
+/* The node's memory from one read of /proc/meminfo: -1 when unreadable. */
+static int read_node_mem(struct node_mem *m)
 {
 	char buf[4096];
-	const char *p, *q;
+	long long active, inactive;
 
-	if (read_file("/proc/meminfo", buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "MemAvailable:")) ||
-	    !(q = strstr(buf, "MemTotal:")))
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) <= 0)
 		return -1;
-	*total_kib = atoll(q + 9);
-	return atoll(p + 13);
+	m->total = kib_of(buf, "MemTotal:");
+	m->avail = kib_of(buf, "MemAvailable:");
+	m->free = kib_of(buf, "MemFree:");
+	active = kib_of(buf, "Active(file):");
+	inactive = kib_of(buf, "Inactive(file):");
+	m->file = active < 0 || inactive < 0 ? -1 : active + inactive;
+	m->slab = kib_of(buf, "SReclaimable:");
+	return m->total < 0 || m->avail < 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -166,13 +185,18 @@ int main(int argc, char **argv)
 	int ntasks;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: sampler TAG NTASKS SHARE_KIB OUT.json [INTERVAL_MS]\n");
+		fprintf(stderr, "usage: sampler TAG NTASKS SHARE_KIB OUT.json [INTERVAL_MS [TIMELINE]]\n");
 		return 64;
 	}
 	snprintf(tag_entry, sizeof(tag_entry), "BENCH_CELL=%s", argv[1]);
 	ntasks = atoi(argv[2]);
 	share_kib = atoll(argv[3]);
 	interval = argc > 5 ? atoll(argv[5]) : 100;
+	FILE *timeline = argc > 6 ? fopen(argv[6], "we") : NULL;
+	if (argc > 6 && !timeline) {
+		fprintf(stderr, "sampler: cannot write %s: %s\n", argv[6], strerror(errno));
+		return 73;
+	}
 	struct task *t = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof(*t));
 	cache = calloc(SLOTS, sizeof(*cache));
 	spare = calloc(SLOTS, sizeof(*spare));
@@ -186,7 +210,9 @@ int main(int argc, char **argv)
 		int last = stop; /* after SIGTERM: one more sample, so the end is seen */
 		long long t0 = now_ms(CLOCK_MONOTONIC), now = now_ms(CLOCK_REALTIME);
 		/* Read next to now, not after the scan, which stalls under pressure. */
-		long long total = 0, avail = mem_available_kib(&total);
+		struct node_mem mem = {-1, -1, -1, -1, -1};
+		bool mem_ok = read_node_mem(&mem) == 0;
+		long long total = mem_ok ? mem.total : 0, avail = mem_ok ? mem.avail : -1;
 		DIR *proc = opendir("/proc");
 		struct dirent *de;
 
@@ -257,6 +283,13 @@ int main(int argc, char **argv)
 			avail_min = avail;
 		if (!low_at && avail >= 0 && avail * 10 < total)
 			low_at = now;
+		if (timeline && mem_ok) {
+			fprintf(timeline, "%lld %lld %lld %lld %lld", now, mem.avail, mem.free, mem.file,
+			        mem.slab);
+			for (int i = 0; i < ntasks; i++)
+				fprintf(timeline, " %ld", t[i].kib);
+			fputc('\n', timeline);
+		}
 		samples++;
 		long long took = now_ms(CLOCK_MONOTONIC) - t0;
 		if (took > worst_scan)
@@ -278,5 +311,7 @@ int main(int argc, char **argv)
 			;
 	}
 	dump(&out, t, ntasks, share_kib, start, avail_min, low_at, worst_scan, samples, true);
+	if (timeline && fclose(timeline) != 0)
+		fprintf(stderr, "sampler: cannot write %s: %s\n", argv[6], strerror(errno));
 	return 0;
 }
