@@ -94,6 +94,77 @@ runaway_then_end() {
 	end_jobs "$1"
 }
 
+# cache_reader: $work/bin/reader.py, the victim's reader in the cache attack
+# tests: it reads the files it is given over and over at about 50 MiB/s,
+# into page cache charged to its cgroup, and writes how many passes it made
+# to $work/victim/passes.
+cache_reader() {
+	mkdir "$work/victim"
+	chown mgvictim "$work/victim"
+	cat >"$work/bin/reader.py" <<-'PY'
+		import os, sys, time
+		out, files = sys.argv[1], sys.argv[2:]
+		passes = 0
+		while True:
+		    for path in files:
+		        with open(path, "rb") as f:
+		            while f.read(1 << 20):
+		                time.sleep(1 / 50)
+		    passes += 1
+		    with open(out + ".tmp", "w") as f:
+		        f.write(f"{passes}\n")
+		    os.replace(out + ".tmp", out)
+		    time.sleep(0.2)
+	PY
+}
+
+# attacker_holder CGROUP MIB: in two_jobs' CGROUP, the attacker's task that
+# holds MIB (sets holder); returns once it does.
+attacker_holder() {
+	run_in "$1/job-a/task" mgattacker "$work/bin/memhog" -H 600000 "$2" &
+	holder=$!
+	wait_for 120 sh -c '[ "$(cat "$0/memory.current")" -ge $(($1 << 20)) ]' "$1/job-a/task" "$2" ||
+		fail "the attacker's task did not reach $2 MiB"
+}
+
+# reader_and_holder CGROUP ATTACKER_MIB: the victim's reader over
+# "${files[@]}" (sets reader) and, once it has read them all,
+# attacker_holder.
+reader_and_holder() {
+	run_in "$1/job-v/task" mgvictim python3 "$work/bin/reader.py" "$work/victim/passes" "${files[@]}" &
+	reader=$!
+	wait_for 120 test -s "$work/victim/passes" || fail "the victim's reader never finished a pass"
+	attacker_holder "$1" "$2"
+}
+
+# size_attack CGROUP LEFT_MIB: drops the page cache, then sizes two_jobs'
+# tasks in CGROUP from MemAvailable so that about LEFT_MIB would be left with
+# both at their peak: victim_mib (300), what the victim's task grows to with
+# a 200 MiB share, and attacker_mib, what the attacker's task holds within
+# its share.
+size_attack() {
+	local avail
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+	victim_mib=300
+	attacker_mib=$((avail - $2 - victim_mib))
+	((attacker_mib >= 100)) || fail "MemAvailable is only $avail MiB: too little for this test"
+	note "MemAvailable $avail MiB: the attacker holds $attacker_mib MiB, the victim grows to $victim_mib MiB"
+	set_share "$1/job-v/task" $((200 << 20))
+	set_share "$1/job-a/task" $(((attacker_mib + 200) << 20))
+}
+
+# fenced_victim CGROUP: the victim's task in two_jobs' CGROUP, victim_mib at
+# 25 MiB/s, then held 8 s, then done (sets victim); returns once memguardd
+# has fenced it.
+fenced_victim() {
+	run_in "$1/job-v/task" mgvictim "$work/bin/memhog" -d 40 -H 8000 "$victim_mib" &
+	victim=$!
+	wait_for 60 grep -q "throttling cgroup ${1#"$cgroot"/}/job-v/task" "$work/daemon.log" ||
+		fail "the victim's task was not fenced"
+}
+
 # set_share CGROUP BYTES: the task's share as a launcher running as root
 # records it (trusted.*: its owner cannot change it).
 set_share() {

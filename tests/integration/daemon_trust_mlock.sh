@@ -21,23 +21,9 @@ attack_setup /bin/sleep
 
 lib_files 120
 note "the victim's cache: ${#files[@]} files, $mib MiB"
-# The victim reads them over and over, at about 50 MiB/s, so that its fence
-# reclaims other memory than this cache; it writes how many passes it made.
-cat >"$work/bin/reader.py" <<-'PY'
-	import os, sys, time
-	out, files = sys.argv[1], sys.argv[2:]
-	passes = 0
-	while True:
-	    for path in files:
-	        with open(path, "rb") as f:
-	            while f.read(1 << 20):
-	                time.sleep(1 / 50)
-	    passes += 1
-	    with open(out + ".tmp", "w") as f:
-	        f.write(f"{passes}\n")
-	    os.replace(out + ".tmp", out)
-	    time.sleep(0.2)
-PY
+# The victim reads them over and over, so that its fence reclaims other
+# memory than this cache.
+cache_reader
 # The attacker locks TOTAL MiB of those files in memory, a MiB at a time at
 # RATE MiB/s, each process up to its RLIMIT_MEMLOCK and then holding it while
 # the next one goes on. The processes start and map their part at once, and
@@ -100,8 +86,6 @@ cat >"$work/attacker/lock.py" <<-'PY'
 	    report(locked)
 	signal.pause()
 PY
-mkdir "$work/victim"
-chown mgvictim "$work/victim"
 chown mgattacker "$work/attacker/lock.py"
 
 two_jobs "$jobs" $((1024 << 20)) $((1024 << 20))
@@ -124,34 +108,15 @@ wait_for 60 test -s "$work/attacker/locked" || fail "the attacker's lockers did 
 # others' rate could kill it. lead_time is long here, 2 s: read as the
 # others taking, the attacker's 80 MiB/s would bring MemAvailable to the
 # hard floor within it.
-sync
-echo 3 >/proc/sys/vm/drop_caches
-avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
-victim_mib=300
-attacker_mib=$((avail - 285 - victim_mib))
-((attacker_mib >= 100)) || fail "MemAvailable is only $avail MiB: too little for this test"
-note "MemAvailable $avail MiB: the attacker holds $attacker_mib MiB, the victim grows to $victim_mib MiB"
-set_share "$jobs/job-v/task" $((200 << 20))
-set_share "$jobs/job-a/task" $(((attacker_mib + 200) << 20))
+size_attack "$jobs" 285
 
 start_daemon "guard = mgmlock/*/*
 available_min = 260M
 available_pressure = 600M
 lead_time = 2s"
 
-run_in "$jobs/job-v/task" mgvictim python3 "$work/bin/reader.py" "$work/victim/passes" "${files[@]}" &
-reader=$!
-wait_for 120 test -s "$work/victim/passes" || fail "the victim's reader never finished a pass"
-run_in "$jobs/job-a/task" mgattacker "$work/bin/memhog" -H 600000 "$attacker_mib" &
-holder=$!
-attacker_cg=$jobs/job-a/task
-wait_for 120 sh -c '[ "$(cat "$0/memory.current")" -ge $(($1 << 20)) ]' "$attacker_cg" "$attacker_mib" ||
-	fail "the attacker's task did not reach $attacker_mib MiB"
-# The victim's task: 300 MiB at 25 MiB/s, then held 8 s, then done.
-run_in "$jobs/job-v/task" mgvictim "$work/bin/memhog" -d 40 -H 8000 "$victim_mib" &
-victim=$!
-wait_for 60 grep -q "throttling cgroup mgmlock/job-v/task" "$work/daemon.log" ||
-	fail "the victim's task was not fenced"
+reader_and_holder "$jobs" "$attacker_mib"
+fenced_victim "$jobs"
 cp "$work/daemon.log" "$work/daemon.at-attack"
 touch "$work/attacker/go"
 
