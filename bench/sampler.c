@@ -17,8 +17,9 @@
  * every second, and after one last sample on SIGTERM, from a thread of its own
  * (bgwrite.h), so a slow share does not leave gaps between samples. With
  * TIMELINE (best on a local tmpfs), also a line per sample there: the time,
- * MemAvailable, MemFree, the file LRUs, SReclaimable, then each task's
- * memory, all in KiB, so that a kill can be laid beside who was taking what. */
+ * MemAvailable, MemFree, the file LRUs, SReclaimable, the free pages of the
+ * per-CPU lists (/proc/zoneinfo: MemFree leaves them out), SUnreclaim,
+ * then each task's memory, all in KiB, so that a kill can be laid beside who was taking what. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -147,7 +148,7 @@ static void dump(struct bgwrite *w, const struct task *t, int ntasks, long long 
 }
 
 struct node_mem {
-	long long total, avail, free, file, slab; /* KiB; -1 when absent */
+	long long total, avail, free, file, slab, pcp, unreclaimable; /* KiB; -1 when absent */
 };
 
 static long long kib_of(const char *buf, const char *key)
@@ -155,6 +156,19 @@ static long long kib_of(const char *buf, const char *key)
 	const char *p = strstr(buf, key);
 
 	return p ? atoll(p + strlen(key)) : -1;
+}
+
+/* The free pages the per-CPU lists hold: the "count:" lines of zoneinfo. */
+static long long pcp_kib(void)
+{
+	static char buf[1 << 16];
+	long long pages = 0;
+
+	if (read_file("/proc/zoneinfo", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (const char *p = buf; (p = strstr(p, "count:")); p += 6)
+		pages += atoll(p + 6);
+	return pages * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 /* The node's memory from one read of /proc/meminfo: -1 when unreadable. */
@@ -172,6 +186,8 @@ static int read_node_mem(struct node_mem *m)
 	inactive = kib_of(buf, "Inactive(file):");
 	m->file = active < 0 || inactive < 0 ? -1 : active + inactive;
 	m->slab = kib_of(buf, "SReclaimable:");
+	m->pcp = pcp_kib();
+	m->unreclaimable = kib_of(buf, "SUnreclaim:");
 	return m->total < 0 || m->avail < 0 ? -1 : 0;
 }
 
@@ -210,7 +226,7 @@ int main(int argc, char **argv)
 		int last = stop; /* after SIGTERM: one more sample, so the end is seen */
 		long long t0 = now_ms(CLOCK_MONOTONIC), now = now_ms(CLOCK_REALTIME);
 		/* Read next to now, not after the scan, which stalls under pressure. */
-		struct node_mem mem = {-1, -1, -1, -1, -1};
+		struct node_mem mem = {-1, -1, -1, -1, -1, -1, -1};
 		bool mem_ok = read_node_mem(&mem) == 0;
 		long long total = mem_ok ? mem.total : 0, avail = mem_ok ? mem.avail : -1;
 		DIR *proc = opendir("/proc");
@@ -284,8 +300,8 @@ int main(int argc, char **argv)
 		if (!low_at && avail >= 0 && avail * 10 < total)
 			low_at = now;
 		if (timeline && mem_ok) {
-			fprintf(timeline, "%lld %lld %lld %lld %lld", now, mem.avail, mem.free, mem.file,
-			        mem.slab);
+			fprintf(timeline, "%lld %lld %lld %lld %lld %lld %lld", now, mem.avail, mem.free,
+			        mem.file, mem.slab, mem.pcp, mem.unreclaimable);
 			for (int i = 0; i < ntasks; i++)
 				fprintf(timeline, " %ld", t[i].kib);
 			fputc('\n', timeline);

@@ -66,16 +66,32 @@ static bool victim_exiting(struct daemon *d)
 	return false;
 }
 
+/* The node's free and reclaimable memory for what the others take: mem's
+ * (mg_meminfo_free_and_reclaimable, read just before) plus the free pages
+ * the per-CPU lists hold, which MemFree leaves out: a huge page taken from
+ * the buddy allocator brings a second one into a list, and a collapse frees
+ * its small pages into them, moving MemFree by megabytes that nobody took.
+ * Without /proc/zoneinfo, mem's sum alone. */
+static uint64_t free_and_reclaimable(struct daemon *d, const struct mg_meminfo *mem)
+{
+	uint64_t sum = mg_meminfo_free_and_reclaimable(mem), pcp;
+
+	if (mem->has_free && mg_zoneinfo_pcp_read(d->procfd, &pcp) == 0 &&
+	    !__builtin_add_overflow(sum, pcp, &sum))
+		return sum;
+	return mg_meminfo_free_and_reclaimable(mem);
+}
+
 /* Feeds a fenced cgroup's tracker of what the others take, starting it at
- * start_bps: the node's free and reclaimable memory (mem, read just before,
- * mg_meminfo_free_and_reclaimable) plus what the cgroup holds that reclaim
- * cannot give back, so that nothing done on its behalf moves the sum: its own
- * allocations, its page cache read, dropped or locked in memory by anyone,
- * its sockets filled. A failed read skips this look. */
-static void track_others(struct daemon *d, struct watched *w, const struct mg_meminfo *mem, uint64_t now_usec,
+ * start_bps: the node's free and reclaimable memory (free_and_reclaimable)
+ * plus what the cgroup holds that reclaim cannot give back, so that nothing
+ * done on its behalf moves the sum: its own allocations, its page cache read,
+ * dropped or locked in memory by anyone, its sockets filled. A failed read
+ * skips this look. */
+static void track_others(struct daemon *d, struct watched *w, uint64_t reclaimable, uint64_t now_usec,
                          uint64_t start_bps)
 {
-	uint64_t reclaimable = mg_meminfo_free_and_reclaimable(mem), held;
+	uint64_t held;
 
 	if (guards_read_held(d, w, &held) < 0)
 		return;
@@ -85,15 +101,26 @@ static void track_others(struct daemon *d, struct watched *w, const struct mg_me
 		(void)mg_fall_rate_update(&w->others_fall, reclaimable + held, now_usec);
 }
 
+static bool tracked(const struct watched *w)
+{
+	return w->throttled && !w->widened && !w->passed_over;
+}
+
 /* At every look, the trackers of the fenced cgroups whose fence has not been
  * raised (fence() starts them): a few cgroups at most. */
 static void track_fenced(struct daemon *d, const struct mg_node_state *node)
 {
-	for (size_t i = 0; i < d->nw; i++) {
-		struct watched *w = &d->w[i];
+	uint64_t reclaimable = 0;
+	bool read = false;
 
-		if (w->throttled && !w->widened && !w->passed_over)
-			track_others(d, w, &node->mem, node->now_usec, node->available_fall_bps);
+	for (size_t i = 0; i < d->nw; i++) {
+		if (!tracked(&d->w[i]))
+			continue;
+		if (!read) {
+			reclaimable = free_and_reclaimable(d, &node->mem);
+			read = true;
+		}
+		track_others(d, &d->w[i], reclaimable, node->now_usec, node->available_fall_bps);
 	}
 }
 
@@ -190,7 +217,7 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
 	v->pushed = v->widened = false;
 	v->others_fall = (struct mg_fall_rate){0};
 	if (mg_meminfo_read(d->procfd, &mem) == 0)
-		track_others(d, v, &mem, mg_now_usec(), node->available_fall_bps);
+		track_others(d, v, free_and_reclaimable(d, &mem), mg_now_usec(), node->available_fall_bps);
 	guards_watch_fence(d, v);
 	return true;
 }

@@ -1,5 +1,9 @@
-/* Parsing and reading /proc/meminfo into bytes; a cgroup's unreclaimable part. */
+/* Parsing and reading /proc/meminfo into bytes, the free pages of the per-CPU
+ * lists in /proc/zoneinfo, and a cgroup's unreclaimable part. */
 #include "memguard/meminfo.h"
+
+#include <string.h>
+#include <unistd.h>
 
 #include "memguard/util.h"
 
@@ -67,6 +71,58 @@ int mg_memstat_unreclaimable(const char *stat, uint64_t current, uint64_t *ret)
 	if (__builtin_add_overflow(active, inactive, &lru) || __builtin_add_overflow(lru, slab, &lru))
 		return -EBADMSG;
 	*ret = current > lru ? current - lru : 0;
+	return 0;
+}
+
+/* The value of a "count:" line of zoneinfo starting at line: 1 and *ret,
+ * 0 when line is another line, -EBADMSG when its value is not a number. */
+static int pcp_count(const char *line, uint64_t *ret)
+{
+	const char *p = line + strspn(line, " \t");
+	char digits[24];
+	size_t n;
+
+	if (strncmp(p, "count:", 6) != 0)
+		return 0;
+	p += 6 + strspn(p + 6, " \t");
+	n = strspn(p, "0123456789");
+	if (n == 0 || n >= sizeof(digits) || (p[n] != '\n' && p[n] != '\0'))
+		return -EBADMSG;
+	memcpy(digits, p, n);
+	digits[n] = '\0';
+	return mg_parse_u64(digits, ret) < 0 ? -EBADMSG : 1;
+}
+
+int mg_zoneinfo_pcp_parse(const char *text, uint64_t *ret_pages)
+{
+	uint64_t pages = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *next = strchr(line, '\n');
+		uint64_t count;
+		int r = pcp_count(line, &count);
+
+		if (r < 0 || (r > 0 && __builtin_add_overflow(pages, count, &pages)))
+			return -EBADMSG;
+		line = next ? next + 1 : NULL;
+	}
+	*ret_pages = pages;
+	return 0;
+}
+
+int mg_zoneinfo_pcp_read(int procfd, uint64_t *ret_bytes)
+{
+	_cleanup_free_ char *text = NULL;
+	ssize_t n = mg_read_file_at(procfd, "zoneinfo", &text);
+	uint64_t pages;
+	int r;
+
+	if (n < 0)
+		return (int)n;
+	if ((r = mg_zoneinfo_pcp_parse(text, &pages)) < 0)
+		return r;
+	if (__builtin_mul_overflow(pages, (uint64_t)sysconf(_SC_PAGESIZE), ret_bytes))
+		return -EBADMSG;
 	return 0;
 }
 

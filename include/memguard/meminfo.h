@@ -27,6 +27,16 @@ int mg_meminfo_parse(const char *text, struct mg_meminfo *ret);
  * MemAvailable when MemFree is missing. */
 uint64_t mg_meminfo_free_and_reclaimable(const struct mg_meminfo *m);
 
+/* The free pages the per-CPU page lists hold, which MemFree does not count:
+ * the sum of the "count:" lines of /proc/zoneinfo's pagesets, in pages.
+ * An allocation that finds its CPU's list empty takes a batch from the
+ * buddy allocator (two huge pages at a time for a THP), so MemFree falls by
+ * more than was used and rises again only when a list is drained.
+ * -EBADMSG when a count is not a number. */
+int mg_zoneinfo_pcp_parse(const char *text, uint64_t *ret_pages);
+/* The same, read from "zoneinfo" relative to procfd, in bytes. */
+int mg_zoneinfo_pcp_read(int procfd, uint64_t *ret_bytes);
+
 /* Its counterpart for one cgroup: current (its memory.current) less its file
  * LRUs and reclaimable slab (active_file, inactive_file, slab_reclaimable in
  * stat, its memory.stat), at least 0. That is its anonymous and shared

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake_tree.h"
 #include "memguard/meminfo.h"
@@ -222,6 +223,76 @@ static void read_missing_file(void **state)
 	assert_int_equal(mg_meminfo_read(-1, &m), -EBADF);
 }
 
+/* /proc/zoneinfo of a 6.1 kernel, two CPUs, cut to one zone's head and its
+ * pagesets, and another zone's pagesets. */
+static const char zoneinfo[] = "Node 0, zone    DMA32\n"
+                               "  pages free     28969\n"
+                               "        boost    0\n"
+                               "        min      9546\n"
+                               "        low      14124\n"
+                               "  pagesets\n"
+                               "    cpu: 0\n"
+                               "              count: 1512\n"
+                               "              high:  3529\n"
+                               "              batch: 63\n"
+                               "  vm stats threshold: 24\n"
+                               "    cpu: 1\n"
+                               "              count: 37\n"
+                               "              high:  3529\n"
+                               "              batch: 63\n"
+                               "  vm stats threshold: 24\n"
+                               "  node_unreclaimable:  0\n"
+                               "Node 0, zone   Normal\n"
+                               "  pagesets\n"
+                               "    cpu: 0\n"
+                               "              count: 0\n"
+                               "              high:  0\n"
+                               "              batch: 1\n"
+                               "    cpu: 1\n"
+                               "              count: 512";
+
+static void pcp_parse(void **state)
+{
+	static const char *const bad[] = {
+	        "  pagesets\n    cpu: 0\n              count: x\n",
+	        "  pagesets\n    cpu: 0\n              count:\n",
+	        "  pagesets\n    cpu: 0\n              count: -1\n",
+	        "  pagesets\n    cpu: 0\n              count: 12 pages\n",
+	        "count: 99999999999999999999\n",
+	        "count: 18446744073709551615\ncount: 1\n",
+	};
+	uint64_t pages = 7;
+
+	assert_int_equal(mg_zoneinfo_pcp_parse(zoneinfo, &pages), 0);
+	assert_true(pages == 1512 + 37 + 0 + 512);
+	/* No pagesets: nothing held. */
+	assert_int_equal(mg_zoneinfo_pcp_parse("Node 0, zone      DMA\n  pages free 3968\n", &pages), 0);
+	assert_true(pages == 0);
+	assert_int_equal(mg_zoneinfo_pcp_parse("", &pages), 0);
+	assert_true(pages == 0);
+	/* Not a count line: "count" inside another key. */
+	assert_int_equal(mg_zoneinfo_pcp_parse("    nr_count: 5\n    recount: 6\n", &pages), 0);
+	assert_true(pages == 0);
+	for (size_t i = 0; i < MG_ARRAY_SIZE(bad); i++) {
+		pages = 7;
+		if (mg_zoneinfo_pcp_parse(bad[i], &pages) != -EBADMSG)
+			print_error("mg_zoneinfo_pcp_parse(\"%s\") accepted\n", bad[i]);
+		assert_int_equal(mg_zoneinfo_pcp_parse(bad[i], &pages), -EBADMSG);
+		assert_true(pages == 7); /* untouched on failure */
+	}
+}
+
+static void pcp_read_through_fake_procfd(void **state)
+{
+	struct fake_tree *t = *state;
+	uint64_t bytes = 0;
+
+	ft_write(t->fd, "zoneinfo", zoneinfo);
+	assert_int_equal(mg_zoneinfo_pcp_read(t->fd, &bytes), 0);
+	assert_true(bytes == (1512ull + 37 + 512) * (uint64_t)sysconf(_SC_PAGESIZE));
+	assert_int_equal(mg_zoneinfo_pcp_read(-1, &bytes), -EBADF);
+}
+
 static void unreclaimable_table(void **state)
 {
 	/* A cgroup's memory.stat (the keys that matter; the real file has more
@@ -281,6 +352,8 @@ int main(void)
 	        cmocka_unit_test(parse_boundary_of_overflow),
 	        cmocka_unit_test(parse_rejects),
 	        cmocka_unit_test(unreclaimable_table),
+	        cmocka_unit_test(pcp_parse),
+	        cmocka_unit_test_setup_teardown(pcp_read_through_fake_procfd, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_through_fake_procfd, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_missing_file, ft_setup, ft_teardown),
 	};
