@@ -161,7 +161,7 @@ static long long kib_of(const char *buf, const char *key)
 /* The free pages the per-CPU lists hold: the "count:" lines of zoneinfo. */
 static long long pcp_kib(void)
 {
-	static char buf[1 << 16];
+	static char buf[1 << 20]; /* a few KiB per CPU and zone */
 	long long pages = 0;
 
 	if (read_file("/proc/zoneinfo", buf, sizeof(buf)) <= 0)

@@ -278,8 +278,9 @@ void guards_unwatch_fence(struct daemon *d, struct watched *w)
 	w->fence_wd = -1;
 }
 
-/* The keys of memory.stat read here, from one read: each read flushes the
- * cgroup's statistics. */
+/* The keys of memory.stat read here, from one read. A read flushes the
+ * cgroup's statistics only once enough updates are pending (on 6.1, about 64
+ * pages per CPU), so they may lag memory.current by that much. */
 struct memstat {
 	uint64_t anon, shmem;
 };

@@ -69,17 +69,23 @@ static bool victim_exiting(struct daemon *d)
 /* The node's free and reclaimable memory for what the others take: mem's
  * (mg_meminfo_free_and_reclaimable, read just before) plus the free pages
  * the per-CPU lists hold, which MemFree leaves out: a huge page taken from
- * the buddy allocator brings a second one into a list, and a collapse frees
- * its small pages into them, moving MemFree by megabytes that nobody took.
- * Without /proc/zoneinfo, mem's sum alone. */
-static uint64_t free_and_reclaimable(struct daemon *d, const struct mg_meminfo *mem)
+ * the buddy allocator brings a second one into a list, and compaction frees
+ * the pages it moved into them, moving MemFree by megabytes nobody took.
+ * -errno when /proc/zoneinfo cannot be read: a sum without the lists would
+ * not compare with one with them. MemAvailable alone without MemFree. */
+static int free_and_reclaimable(struct daemon *d, const struct mg_meminfo *mem, uint64_t *ret)
 {
-	uint64_t sum = mg_meminfo_free_and_reclaimable(mem), pcp;
+	uint64_t pcp;
+	int r;
 
-	if (mem->has_free && mg_zoneinfo_pcp_read(d->procfd, &pcp) == 0 &&
-	    !__builtin_add_overflow(sum, pcp, &sum))
-		return sum;
-	return mg_meminfo_free_and_reclaimable(mem);
+	*ret = mg_meminfo_free_and_reclaimable(mem);
+	if (!mem->has_free)
+		return 0;
+	if ((r = mg_zoneinfo_pcp_read(d->procfd, &pcp)) < 0)
+		return r;
+	if (__builtin_add_overflow(*ret, pcp, ret))
+		return -EOVERFLOW;
+	return 0;
 }
 
 /* Feeds a fenced cgroup's tracker of what the others take, starting it at
@@ -110,18 +116,17 @@ static bool tracked(const struct watched *w)
  * raised (fence() starts them): a few cgroups at most. */
 static void track_fenced(struct daemon *d, const struct mg_node_state *node)
 {
-	uint64_t reclaimable = 0;
-	bool read = false;
+	uint64_t reclaimable;
+	bool any = false;
 
-	for (size_t i = 0; i < d->nw; i++) {
-		if (!tracked(&d->w[i]))
-			continue;
-		if (!read) {
-			reclaimable = free_and_reclaimable(d, &node->mem);
-			read = true;
-		}
-		track_others(d, &d->w[i], reclaimable, node->now_usec, node->available_fall_bps);
-	}
+	for (size_t i = 0; i < d->nw && !any; i++)
+		any = tracked(&d->w[i]);
+	/* A failed read skips this look. */
+	if (!any || free_and_reclaimable(d, &node->mem, &reclaimable) < 0)
+		return;
+	for (size_t i = 0; i < d->nw; i++)
+		if (tracked(&d->w[i]))
+			track_others(d, &d->w[i], reclaimable, node->now_usec, node->available_fall_bps);
 }
 
 static int read_node(struct daemon *d, struct mg_node_state *node)
@@ -210,14 +215,15 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
                   const struct mg_node_state *node, uint64_t allowance)
 {
 	struct mg_meminfo mem;
+	uint64_t reclaimable;
 
 	if (mg_act_throttle(d->mountfd, v->e.path, snap->current, snap->share, allowance) != 1)
 		return false;
 	v->throttled = true;
 	v->pushed = v->widened = false;
 	v->others_fall = (struct mg_fall_rate){0};
-	if (mg_meminfo_read(d->procfd, &mem) == 0)
-		track_others(d, v, free_and_reclaimable(d, &mem), mg_now_usec(), node->available_fall_bps);
+	if (mg_meminfo_read(d->procfd, &mem) == 0 && free_and_reclaimable(d, &mem, &reclaimable) == 0)
+		track_others(d, v, reclaimable, mg_now_usec(), node->available_fall_bps);
 	guards_watch_fence(d, v);
 	return true;
 }

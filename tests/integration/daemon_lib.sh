@@ -165,6 +165,29 @@ fenced_victim() {
 		fail "the victim's task was not fenced"
 }
 
+# attack_at_fence: once fenced_victim returns, keeps the daemon's log
+# as it stands ($work/daemon.at-attack), starts the attack the attacker's
+# script waits for ($work/attacker/go), and waits for the victim's task
+# (sets victim_status).
+attack_at_fence() {
+	cp "$work/daemon.log" "$work/daemon.at-attack"
+	touch "$work/attacker/go"
+	victim_status=0
+	wait "$victim" || victim_status=$?
+	note "the victim's task ended after ${SECONDS}s"
+}
+
+# held_through_attack CGROUP: memguardd did not kill the victim's task, it
+# exited 0, and its fence stood, unraised, until the attack began (else
+# there was no tracker to game).
+held_through_attack() {
+	local name=${1#"$cgroot"/}
+	! grep -q "$name/job-v" "$work/kills.jsonl" 2>/dev/null || fail "memguardd killed the victim's task"
+	assert_eq "$victim_status" 0 "the victim's task status"
+	! grep -q "widening the fence of cgroup $name/job-v\|cgroup $name/job-v/task: memory.high back" \
+		"$work/daemon.at-attack" || fail "the victim's fence was raised or lifted before the attack"
+}
+
 # set_share CGROUP BYTES: the task's share as a launcher running as root
 # records it (trusted.*: its owner cannot change it).
 set_share() {
