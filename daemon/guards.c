@@ -278,9 +278,7 @@ void guards_unwatch_fence(struct daemon *d, struct watched *w)
 	w->fence_wd = -1;
 }
 
-/* The keys of memory.stat read here, from one read. A read flushes the
- * cgroup's statistics only once enough updates are pending (on 6.1, about 64
- * pages per CPU), so they may lag memory.current by that much. */
+/* The keys of memory.stat that probe_fence reads, from one read. */
 struct memstat {
 	uint64_t anon, shmem;
 };
@@ -299,6 +297,8 @@ static int read_memstat(int cg, struct memstat *ret)
 	return 0;
 }
 
+/* memory.stat is flushed only once enough updates are pending (on 6.1, about
+ * 64 pages per CPU), so it may lag memory.current by that much. */
 int guards_read_held(struct daemon *d, const struct watched *w, uint64_t *ret_bytes)
 {
 	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
