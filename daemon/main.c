@@ -67,25 +67,18 @@ static bool victim_exiting(struct daemon *d)
 }
 
 /* The node's free and reclaimable memory for what the others take: mem's
- * (mg_meminfo_free_and_reclaimable, read just before) plus the free pages
- * the per-CPU lists hold, which MemFree leaves out: a huge page taken from
- * the buddy allocator brings a second one into a list, and compaction frees
- * the pages it moved into them, moving MemFree by megabytes nobody took.
- * -errno when /proc/zoneinfo cannot be read: a sum without the lists would
- * not compare with one with them. MemAvailable alone without MemFree. */
-static int free_and_reclaimable(struct daemon *d, const struct mg_meminfo *mem, uint64_t *ret)
+ * (mg_meminfo_free_and_reclaimable) plus lists, the free pages the per-CPU
+ * lists hold (read just after mem), which MemFree leaves out: a huge page
+ * taken from the buddy allocator brings a second one into a list, and
+ * compaction frees the pages it moved into them, moving MemFree by
+ * megabytes nobody took. MemAvailable alone without MemFree. */
+static uint64_t free_and_reclaimable(const struct mg_meminfo *mem, uint64_t lists)
 {
-	uint64_t pcp;
-	int r;
+	uint64_t sum = mg_meminfo_free_and_reclaimable(mem);
 
-	*ret = mg_meminfo_free_and_reclaimable(mem);
-	if (!mem->has_free)
-		return 0;
-	if ((r = mg_zoneinfo_pcp_read(d->procfd, &pcp)) < 0)
-		return r;
-	if (__builtin_add_overflow(*ret, pcp, ret))
-		return -EOVERFLOW;
-	return 0;
+	if (mem->has_free && __builtin_add_overflow(sum, lists, &sum))
+		return UINT64_MAX;
+	return sum;
 }
 
 /* Feeds a fenced cgroup's tracker of what the others take, starting it at
@@ -112,25 +105,42 @@ static bool tracked(const struct watched *w)
 	return w->throttled && !w->widened && !w->passed_over;
 }
 
+static bool any_tracked(const struct daemon *d)
+{
+	for (size_t i = 0; i < d->nw; i++)
+		if (tracked(&d->w[i]))
+			return true;
+	return false;
+}
+
 /* At every look, the trackers of the fenced cgroups whose fence has not been
  * raised (fence() starts them): a few cgroups at most. */
 static void track_fenced(struct daemon *d, const struct mg_node_state *node)
 {
-	uint64_t reclaimable;
-	bool any = false;
+	uint64_t reclaimable = free_and_reclaimable(&node->mem, node->lists_free);
 
-	for (size_t i = 0; i < d->nw && !any; i++)
-		any = tracked(&d->w[i]);
-	/* A failed read skips this look. */
-	if (!any || free_and_reclaimable(d, &node->mem, &reclaimable) < 0)
-		return;
 	for (size_t i = 0; i < d->nw; i++)
 		if (tracked(&d->w[i]))
 			track_others(d, &d->w[i], reclaimable, node->now_usec, node->available_fall_bps);
 }
 
+/* The per-CPU lists' free pages into *ret; 0 when they cannot be read,
+ * which leaves the hard floor to MemAvailable alone, as before they
+ * counted. */
+static int read_lists(struct daemon *d, uint64_t *ret)
+{
+	int r = mg_zoneinfo_pcp_read(d->procfd, ret);
+
+	if (r < 0) {
+		*ret = 0;
+		log_debug("read zoneinfo: %s: the per-CPU lists are not counted", strerror(-r));
+	}
+	return r;
+}
+
 static int read_node(struct daemon *d, struct mg_node_state *node)
 {
+	bool tracking = any_tracked(d), lists = false;
 	int r;
 
 	*node = (struct mg_node_state){.now_usec = mg_now_usec(), .last_kill_usec = d->last_kill_usec};
@@ -138,12 +148,20 @@ static int read_node(struct daemon *d, struct mg_node_state *node)
 	node->victim_exiting = victim_exiting(d);
 	if ((r = mg_meminfo_read(d->procfd, &node->mem)) < 0)
 		return mg_log_errno(LOG_ERR, r, "read meminfo: %m");
+	/* Right after meminfo, to be added to it. The lists count for the hard
+	 * floor, judged only below available_pressure, and in what the others
+	 * take; else they are not read: zoneinfo grows with the CPUs. */
+	if (tracking || node->mem.mem_available < d->policy.available_pressure)
+		lists = read_lists(d, &node->lists_free) == 0;
 	if ((r = mg_psi_read(d->procfd, "pressure/memory", &node->psi)) < 0)
 		return mg_log_errno(LOG_ERR, r, "read pressure/memory: %m");
 	node->trigger_fired = d->trigger_fired;
 	d->mem = node->mem;
 	node->available_fall_bps = mg_fall_rate_update(&d->fall, node->mem.mem_available, node->now_usec);
-	track_fenced(d, node);
+	/* Without the lists this look skips the trackers: a sum without them
+	 * would not compare with one with them. */
+	if (tracking && lists)
+		track_fenced(d, node);
 	return 0;
 }
 
@@ -215,15 +233,16 @@ static bool fence(struct daemon *d, struct watched *v, const struct mg_guarded *
                   const struct mg_node_state *node, uint64_t allowance)
 {
 	struct mg_meminfo mem;
-	uint64_t reclaimable;
+	uint64_t lists;
 
 	if (mg_act_throttle(d->mountfd, v->e.path, snap->current, snap->share, allowance) != 1)
 		return false;
 	v->throttled = true;
 	v->pushed = v->widened = false;
 	v->others_fall = (struct mg_fall_rate){0};
-	if (mg_meminfo_read(d->procfd, &mem) == 0 && free_and_reclaimable(d, &mem, &reclaimable) == 0)
-		track_others(d, v, reclaimable, mg_now_usec(), node->available_fall_bps);
+	if (mg_meminfo_read(d->procfd, &mem) == 0 && read_lists(d, &lists) == 0)
+		track_others(d, v, free_and_reclaimable(&mem, lists), mg_now_usec(),
+		             node->available_fall_bps);
 	guards_watch_fence(d, v);
 	return true;
 }

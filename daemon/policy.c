@@ -66,11 +66,15 @@ bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_stat
 }
 
 /* What a fence lets its task take: MG_FENCE_SPARE_NUM/DEN of what the node
- * can spare above the hard floor at MemAvailable avail (>= the floor). */
+ * can spare above the hard floor at MemAvailable avail; nothing at or
+ * below it (where only the per-CPU lists keep the node above the floor). */
 static uint64_t fence_allowance(const struct mg_policy *p, uint64_t avail)
 {
-	return (uint64_t)((unsigned __int128)(avail - mg_policy_hard_floor(p)) * MG_FENCE_SPARE_NUM /
-	                  MG_FENCE_SPARE_DEN);
+	uint64_t hard = mg_policy_hard_floor(p);
+
+	if (avail <= hard)
+		return 0;
+	return (uint64_t)((unsigned __int128)(avail - hard) * MG_FENCE_SPARE_NUM / MG_FENCE_SPARE_DEN);
 }
 
 /* The rate that judges a push against g's fence: until its first raise,
@@ -180,6 +184,8 @@ enum lead {
  * a runaway meets the raised fence with a quarter of the spare left. Only
  * the victim, so that such raises come one at a time and none delays a
  * kill.
+ * The hard floor is judged by mg_policy_left (MemAvailable and the per-CPU
+ * lists), the fence's size by MemAvailable.
  * Unless lead_kill is on and MemAvailable would reach the hard floor within
  * the lead: the others go on taking memory while a fence holds one, so it
  * would be met too late. A fence already set is held only while what it
@@ -193,27 +199,27 @@ enum lead {
 static enum mg_verdict fence_or_kill(const struct mg_policy *p, const struct mg_node_state *node,
                                      const struct mg_guarded *v, uint64_t *ret_allowance, enum lead *ret_lead)
 {
-	uint64_t avail = node->mem.mem_available, hard = mg_policy_hard_floor(p);
+	uint64_t avail = node->mem.mem_available, left = mg_policy_left(node), hard = mg_policy_hard_floor(p);
 
 	*ret_allowance = 0;
 	*ret_lead = LEAD_NONE;
-	if (!p->throttle || p->dry_run || avail < hard)
+	if (!p->throttle || p->dry_run || left < hard)
 		return MG_VERDICT_KILL;
 	if (v->pushed) {
 		uint64_t raise = fence_allowance(p, avail);
 
 		if (!v->fenced || v->widened || v->widen_failed || raise == 0 ||
-		    reaches_within_lead(p, avail - raise, v->others_fall_bps, hard))
+		    reaches_within_lead(p, left - raise, v->others_fall_bps, hard))
 			return MG_VERDICT_KILL;
 		*ret_allowance = raise;
 		return MG_VERDICT_WIDEN;
 	}
-	if (p->lead_kill && falls_to_within_lead(p, node, hard)) {
+	if (p->lead_kill && reaches_within_lead(p, left, node->available_fall_bps, hard)) {
 		*ret_lead = LEAD_NODE;
 		return MG_VERDICT_KILL;
 	}
 	if (v->fenced && !v->widened && v->others_measured &&
-	    reaches_within_lead(p, avail, v->others_fall_bps, hard)) {
+	    reaches_within_lead(p, left, v->others_fall_bps, hard)) {
 		*ret_lead = LEAD_OTHERS;
 		return MG_VERDICT_KILL;
 	}
@@ -315,8 +321,8 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	uint32_t full = node->psi.full.avg10;
 	char a[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], s[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN];
 	long victim = -1;
-	char falling[64] = "";
-	char context[160];
+	char falling[64] = "", lists[64] = "";
+	char context[224];
 
 	*ret = (struct mg_decision){.verdict = MG_VERDICT_CALM, .victim = -1};
 	if (!mg_policy_needs_memory(p, node)) {
@@ -326,10 +332,13 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	if (floor_ahead(p, node))
 		snprintf(falling, sizeof(falling), ", falling %s/s",
 		         mg_size_format(node->available_fall_bps, f));
+	if (node->lists_free)
+		snprintf(lists, sizeof(lists), " (%s more free on the per-CPU lists)",
+		         mg_size_format(node->lists_free, f));
 	snprintf(context, sizeof(context),
-	         "node memory pressure (full avg10) was %u.%02u%%%s and MemAvailable %s%s", full / 100,
+	         "node memory pressure (full avg10) was %u.%02u%%%s and MemAvailable %s%s%s", full / 100,
 	         full % 100, node->trigger_fired ? " (PSI trigger fired)" : "", mg_size_format(avail, a),
-	         falling);
+	         lists, falling);
 	snprintf(ret->why, sizeof(ret->why), "%s", context);
 	/* Before anyone is judged: the pressure may be that fence's own throttling. */
 	if (widen_pushed(p, node, g, n, context, ret))
@@ -338,7 +347,7 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 	 * next at once, but not while its victim's memory is still coming back. */
 	uint64_t since_kill = node->now_usec - node->last_kill_usec;
 	if (node->last_kill_usec && since_kill < p->settle_usec &&
-	    (avail >= mg_policy_hard_floor(p) ||
+	    (mg_policy_left(node) >= mg_policy_hard_floor(p) ||
 	     (node->victim_exiting && since_kill < MG_VICTIM_EXIT_WAIT_USEC))) {
 		ret->verdict = MG_VERDICT_SETTLING;
 		return;
@@ -388,9 +397,9 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		snprintf(ret->why + len, sizeof(ret->why) - len, "; it pushed against its fence");
 	else if (lead == LEAD_OTHERS)
 		snprintf(ret->why + len, sizeof(ret->why) - len,
-		         "; the others take %s/s, which no fence on it stops: MemAvailable would reach "
+		         "; the others take %s/s, which no fence on it stops: MemAvailable%s would reach "
 		         "half of available_min within lead_time",
-		         mg_size_format(v->others_fall_bps, f));
+		         mg_size_format(v->others_fall_bps, f), lists[0] ? " and those lists" : "");
 	else if (lead == LEAD_NODE && falling[0])
 		snprintf(ret->why + len, sizeof(ret->why) - len,
 		         "; at that rate it would reach half of available_min before a fence could hold");

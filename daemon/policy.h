@@ -52,6 +52,8 @@ struct mg_node_state {
 	struct mg_psi psi;           /* /proc/pressure/memory */
 	bool trigger_fired;          /* a PSI trigger fired since the last decision */
 	uint64_t available_fall_bps; /* how fast MemAvailable fell, bytes/s (mg_fall_rate_update) */
+	uint64_t lists_free;         /* free pages on the per-CPU lists (mg_zoneinfo_pcp_read), which
+	                                MemAvailable leaves out, in bytes; 0 when not read */
 	uint64_t now_usec;
 	uint64_t last_kill_usec; /* 0: never */
 	bool victim_exiting;     /* the cgroup killed last still holds processes and half of what it held:
@@ -128,8 +130,23 @@ struct mg_decision {
  * cgroup is read before this. */
 bool mg_policy_needs_memory(const struct mg_policy *p, const struct mg_node_state *node);
 
-/* Below this MemAvailable nothing waits (not a fenced task, not the settle
- * time after a kill) but a victim that is still exiting, for at most
+/* What the hard floor is judged by: MemAvailable plus the free pages on the
+ * per-CPU lists, which it leaves out. The lists hold megabytes and move by
+ * megabytes in a tenth of a second (compaction, huge-page refills), so
+ * MemAvailable alone dips with nothing taken. Memory is called short and
+ * fences are sized by MemAvailable alone, as the kernel's watermarks leave
+ * the lists out too: only the kill, which cannot be taken back, counts
+ * them. */
+static inline uint64_t mg_policy_left(const struct mg_node_state *node)
+{
+	uint64_t left;
+
+	return __builtin_add_overflow(node->mem.mem_available, node->lists_free, &left) ? UINT64_MAX : left;
+}
+
+/* Below this, in MemAvailable plus the per-CPU lists' free pages
+ * (mg_policy_left), nothing waits (not a fenced task, not the settle time
+ * after a kill) but a victim that is still exiting, for at most
  * MG_VICTIM_EXIT_WAIT_USEC. */
 static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
 {

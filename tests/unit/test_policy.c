@@ -351,6 +351,86 @@ static void decide_hold_by_others_table(void **state)
 	}
 }
 
+/* The hard floor (32 MiB here) is judged by MemAvailable plus the free pages
+ * on the per-CPU lists, the fence's size and "memory is short" by
+ * MemAvailable alone. The victim is task 1; the lead is 2 s unless 0. */
+static void decide_hard_floor_lists_table(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t available, lists, others_bps, lead_usec, since_kill;
+		bool fenced, pushed;
+		enum mg_verdict verdict;
+		uint64_t allowance;
+		const char *named; /* in the reason, or NULL */
+	} cases[] = {
+	        {"below the floor by MemAvailable, above it with the lists: a fence with nothing to spare",
+	         30 * MiB, 8 * MiB, 0, 0, 0, false, false, MG_VERDICT_FENCE, 0,
+	         "MemAvailable 30MiB (8MiB more free on the per-CPU lists)"},
+	        {"below the floor even with the lists: kill", 20 * MiB, 8 * MiB, 0, 0, 0, false, false,
+	         MG_VERDICT_KILL, 0, "(8MiB more free on the per-CPU lists)"},
+	        {"exactly at the floor with the lists: fence", 24 * MiB, 8 * MiB, 0, 0, 0, false, false,
+	         MG_VERDICT_FENCE, 0, NULL},
+	        {"a byte short of the floor with the lists: kill", 24 * MiB - 1, 8 * MiB, 0, 0, 0, false,
+	         false, MG_VERDICT_KILL, 0, NULL},
+	        {"the fence is sized by MemAvailable alone", 40 * MiB, 100 * MiB, 0, 0, 0, false, false,
+	         MG_VERDICT_FENCE, 6 * MiB, NULL},
+	        {"fenced, below the floor by MemAvailable alone: hold", 30 * MiB, 8 * MiB, 0, 0, 0, true,
+	         false, MG_VERDICT_HOLD, 0, NULL},
+	        /* uneven's lost cell: 0.2 MiB above the floor, 29 MiB on the lists, 760 KiB/s. */
+	        {"fenced, the others slow, the lists far from the floor: hold", 32 * MiB + 205 * KiB,
+	         29 * MiB, 760 * KiB, 2 * SEC, 0, true, false, MG_VERDICT_HOLD, 0, NULL},
+	        {"the same without the lists: kill", 32 * MiB + 205 * KiB, 0, 760 * KiB, 2 * SEC, 0, true,
+	         false, MG_VERDICT_KILL, 0,
+	         "; the others take 760KiB/s, which no fence on it stops: MemAvailable would reach"},
+	        {"fenced, the others reach the floor even with the lists: kill", 40 * MiB, 8 * MiB, 10 * MiB,
+	         2 * SEC, 0, true, false, MG_VERDICT_KILL, 0,
+	         "MemAvailable and those lists would reach half of available_min"},
+	        /* pushed below available_min, never raised: the raise is 6 MiB and leaves 42 MiB with
+	         * the lists, 10 above the floor (34 without, 2 above); 4 MiB/s for 2 s is 8 MiB. */
+	        {"pushed: raised once, the lists keeping the others' fall off the floor", 40 * MiB, 8 * MiB,
+	         4 * MiB, 2 * SEC, 0, true, true, MG_VERDICT_WIDEN, 6 * MiB, NULL},
+	        {"pushed, the same without the lists: kill", 40 * MiB, 0, 4 * MiB, 2 * SEC, 0, true, true,
+	         MG_VERDICT_KILL, 0, "it pushed against its fence"},
+	        {"pushed, below the floor by MemAvailable: nothing to raise it by, kill", 30 * MiB, 8 * MiB,
+	         0, 2 * SEC, 0, true, true, MG_VERDICT_KILL, 0, "it pushed against its fence"},
+	        {"1 s after a kill, above the floor with the lists: settle", 30 * MiB, 8 * MiB, 0, 0, SEC,
+	         false, false, MG_VERDICT_SETTLING, 0, NULL},
+	        {"1 s after a kill, below it without them: kill", 30 * MiB, 0, 0, 0, SEC, false, false,
+	         MG_VERDICT_KILL, 0, NULL},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node();
+		struct mg_guarded g[] = {task(GiB, GiB, 0), task(3 * GiB, GiB, 0)};
+		struct mg_decision d;
+
+		p.throttle = true;
+		p.lead_usec = cases[i].lead_usec;
+		node.mem.mem_available = cases[i].available;
+		node.lists_free = cases[i].lists;
+		if (cases[i].since_kill)
+			node.last_kill_usec = node.now_usec - cases[i].since_kill;
+		g[1].fenced = cases[i].fenced;
+		g[1].pushed = cases[i].pushed;
+		g[1].others_fall_bps = cases[i].others_bps;
+		g[1].others_measured = true;
+		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+		if (d.verdict != cases[i].verdict || d.allowance != cases[i].allowance)
+			print_error("case %zu (%s): %s allowance %" PRIu64 ", want %s (why: %s)\n", i,
+			            cases[i].what, mg_verdict_name(d.verdict), d.allowance,
+			            mg_verdict_name(cases[i].verdict), d.why);
+		assert_int_equal(d.verdict, cases[i].verdict);
+		assert_true(d.allowance == cases[i].allowance);
+		assert_int_equal(d.victim, cases[i].verdict == MG_VERDICT_SETTLING ? -1 : 1);
+		if (cases[i].named)
+			ft_assert_contains(d.why, cases[i].named);
+		if (!cases[i].lists)
+			ft_assert_not_contains(d.why, "per-CPU lists");
+	}
+}
+
 /* --- mg_guarded_percent_of_share --- */
 
 struct percent_case {
@@ -1922,6 +2002,7 @@ int main(void)
 	        cmocka_unit_test(decide_outsider_lead),
 	        cmocka_unit_test(decide_lead_kill_table),
 	        cmocka_unit_test(decide_hold_by_others_table),
+	        cmocka_unit_test(decide_hard_floor_lists_table),
 	        cmocka_unit_test(unguarded_table),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
