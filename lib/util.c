@@ -151,6 +151,11 @@ int mg_keyed_u64(const char *text, const char *key, uint64_t *ret_value)
 			while (p < line + llen && *p >= '0' && *p <= '9' && n < sizeof(num) - 1)
 				num[n++] = *p++;
 			num[n] = '\0';
+			while (p < line + llen && (*p == ' ' || *p == '\t'))
+				p++;
+			/* Nothing after the number but meminfo's unit: "12abc" is not 12. */
+			if (p < line + llen && !(line + llen - p == 2 && strncmp(p, "kB", 2) == 0))
+				return -EBADMSG;
 			return mg_parse_u64(num, ret_value) < 0 ? -EBADMSG : 0;
 		}
 		line = eol ? eol + 1 : NULL;

@@ -223,6 +223,22 @@ static void read_missing_file(void **state)
 	assert_int_equal(mg_meminfo_read(-1, &m), -EBADF);
 }
 
+/* The running kernel's own files parse: every line read is a number, with
+ * meminfo's unit at most. Reading /proc changes nothing. */
+static void read_this_kernel(void **state)
+{
+	struct mg_meminfo m;
+	uint64_t lists;
+	int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(procfd >= 0);
+	assert_int_equal(mg_meminfo_read(procfd, &m), 0);
+	assert_true(m.mem_total > 0 && m.mem_available <= m.mem_total && m.has_free);
+	assert_int_equal(mg_zoneinfo_pcp_read(procfd, &lists), 0);
+	assert_true(lists < m.mem_total);
+	close(procfd);
+}
+
 /* /proc/zoneinfo of a 6.1 kernel, two CPUs, cut to one zone's head and its
  * pagesets, and another zone's pagesets. */
 static const char zoneinfo[] = "Node 0, zone    DMA32\n"
@@ -356,6 +372,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(pcp_read_through_fake_procfd, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_through_fake_procfd, ft_setup, ft_teardown),
 	        cmocka_unit_test_setup_teardown(read_missing_file, ft_setup, ft_teardown),
+	        cmocka_unit_test(read_this_kernel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,6 +63,14 @@ static void keyed_u64_table(void **state)
 	        {"Key:\n", "Key", -EBADMSG, 0},
 	        {"a 18446744073709551616\n", "a", -EBADMSG, 0},
 	        {"a 99999999999999999999999999999999999999999\n", "a", -EBADMSG, 0},
+	        /* Nothing after the number but meminfo's unit. */
+	        {"a 12abc\n", "a", -EBADMSG, 0},
+	        {"a 12 pages\n", "a", -EBADMSG, 0},
+	        {"Key: 12 kBx\n", "Key", -EBADMSG, 0},
+	        {"Key: 12 MB\n", "Key", -EBADMSG, 0},
+	        {"a 12 \n", "a", 0, 12},
+	        {"Key: 12kB\n", "Key", 0, 12},
+	        {"a 12 3\n", "a", -EBADMSG, 0},
 	        /* The first matching line wins. */
 	        {"a 1\na 2\n", "a", 0, 1},
 	};
