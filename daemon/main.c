@@ -90,14 +90,14 @@ static uint64_t free_and_reclaimable(const struct mg_meminfo *mem, uint64_t list
 static void track_others(struct daemon *d, struct watched *w, uint64_t reclaimable, uint64_t now_usec,
                          uint64_t start_bps)
 {
-	uint64_t held;
+	uint64_t held, sum;
 
-	if (guards_read_held(d, w, &held) < 0)
+	if (guards_read_held(d, w, &held) < 0 || __builtin_add_overflow(reclaimable, held, &sum))
 		return;
 	if (!w->others_fall.from_usec)
-		mg_fall_rate_start(&w->others_fall, reclaimable + held, now_usec, start_bps);
+		mg_fall_rate_start(&w->others_fall, sum, now_usec, start_bps);
 	else
-		(void)mg_fall_rate_update(&w->others_fall, reclaimable + held, now_usec);
+		(void)mg_fall_rate_update(&w->others_fall, sum, now_usec);
 }
 
 static bool tracked(const struct watched *w)
@@ -140,27 +140,27 @@ static int read_lists(struct daemon *d, uint64_t *ret)
 
 static int read_node(struct daemon *d, struct mg_node_state *node)
 {
-	bool tracking = any_tracked(d), lists = false;
+	bool tracking = any_tracked(d);
 	int r;
 
 	*node = (struct mg_node_state){.now_usec = mg_now_usec(), .last_kill_usec = d->last_kill_usec};
+	if ((r = mg_psi_read(d->procfd, "pressure/memory", &node->psi)) < 0)
+		return mg_log_errno(LOG_ERR, r, "read pressure/memory: %m");
 	/* Before meminfo: what a victim seen gone gave back shows in it. */
 	node->victim_exiting = victim_exiting(d);
 	if ((r = mg_meminfo_read(d->procfd, &node->mem)) < 0)
 		return mg_log_errno(LOG_ERR, r, "read meminfo: %m");
-	/* Right after meminfo, to be added to it. The lists count for the hard
-	 * floor, judged only below available_pressure, and in what the others
-	 * take; else they are not read: zoneinfo grows with the CPUs. */
-	if (tracking || node->mem.mem_available < d->policy.available_pressure)
-		lists = read_lists(d, &node->lists_free) == 0;
-	if ((r = mg_psi_read(d->procfd, "pressure/memory", &node->psi)) < 0)
-		return mg_log_errno(LOG_ERR, r, "read pressure/memory: %m");
 	node->trigger_fired = d->trigger_fired;
 	d->mem = node->mem;
 	node->available_fall_bps = mg_fall_rate_update(&d->fall, node->mem.mem_available, node->now_usec);
-	/* Without the lists this look skips the trackers: a sum without them
-	 * would not compare with one with them. */
-	if (tracking && lists)
+	/* Right after meminfo, to be added to it, and only when they count: for
+	 * the hard floor, once memory is short, and in what the others take.
+	 * zoneinfo grows with the CPUs, and the kernel prints each zone's lists
+	 * under its lock. Without them this look skips the trackers: a sum
+	 * without them would not compare with one with them. */
+	if (!tracking && !mg_policy_needs_memory(&d->policy, node))
+		return 0;
+	if (read_lists(d, &node->lists_free) == 0 && tracking)
 		track_fenced(d, node);
 	return 0;
 }

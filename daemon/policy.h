@@ -69,8 +69,8 @@ struct mg_policy {
 	                            this soon at its rate of fall; 0 = off */
 	uint64_t poll_max_usec;  /* longest sleep between MemAvailable checks */
 	bool throttle;           /* fence the victim in with memory.high before killing it */
-	bool lead_kill;          /* kill rather than fence when MemAvailable would reach the hard floor
-	                            within lead_usec */
+	bool lead_kill;          /* kill rather than fence when the node (mg_policy_left) would reach the
+	                            hard floor within lead_usec at MemAvailable's rate of fall */
 	bool dry_run;            /* decide and log, never kill (and so never fence) */
 	uint64_t outside_due;    /* what a top-level cgroup outside the guard may hold before it, not a
 	                            guarded task within its share, is to blame; 0 = no such rule */
@@ -162,36 +162,38 @@ static inline uint64_t mg_policy_hard_floor(const struct mg_policy *p)
 /* Decides. Memory not short (mg_policy_needs_memory false): UNFENCE when a
  * cgroup is fenced, MemAvailable >= available_pressure and settle_usec has
  * passed since the last kill (so fences do not flap); else WIDEN as below;
- * else CALM. Only the flags of g and others_fall_bps are read then.
- * A fence pushed against while MemAvailable is at or above available_min and
- * not falling to it within lead_usec is raised, memory short or not, unless
- * in a dry run: WIDEN the first such cgroup not passed over nor whose
- * raising failed, allowance as for FENCE. Until its first raise the fall
- * is others_fall_bps: the cgroup's own last growth, which its fence has
- * stopped, is no trend. Its task is finite or
- * memory would be short by MemAvailable, and its own throttling counts in
- * the node's PSI: judged by pressure, a fence would make its own kill.
- * Memory short: SETTLING within settle_usec
- * of the last kill, unless MemAvailable is below the hard floor (and the
- * victim is not still exiting, within MG_VICTIM_EXIT_WAIT_USEC). Else the
- * victim is the eligible cgroup (populated, not protected, not passed over,
- * current > 0) furthest over its share (memory.current / share, in 1%
- * steps), then the fastest grower, then the largest; NO_VICTIM without one.
- * A victim within its known share (current <= share), or none at all, is
- * not touched while the outsider holds more than outside_due: OUTSIDER,
- * which names it, or KILL_OUTSIDER when MemAvailable is below available_min
- * or falls to it within lead_usec, and kill_outside is on; a guard never
- * does worse than no guard.
- * With throttle on, no dry run, MemAvailable at or above the hard floor (and,
- * with lead_kill, not falling to it within lead_usec) and a victim that has
- * not pushed since it was fenced: HOLD when it is fenced already, unless the
- * others' fall, which its fence does not stop, would reach the hard floor
- * within lead_usec (others_fall_bps, once measured and until a raise), else
- * FENCE with allowance = 3/4 of MemAvailable above the hard floor. With
- * throttle on, no dry run and MemAvailable at or above the hard floor, a
- * victim that pushed against a fence never raised (nor whose raising
- * failed), and was not raised above: WIDEN by that allowance, once, if it is
- * above 0 and others_fall_bps would not bring MemAvailable from what it
+ * else CALM. Only the flags of g and others_fall_bps are read then. A fence
+ * pushed against while MemAvailable is at or above available_min and not
+ * falling to it within lead_usec is raised, memory short or not, unless in a
+ * dry run: WIDEN the first such cgroup not passed over nor whose raising
+ * failed, allowance as for FENCE. Until its first raise the fall is
+ * others_fall_bps: the cgroup's own last growth, which its fence has
+ * stopped, is no trend. Its task is finite or memory would be short by
+ * MemAvailable, and its own throttling counts in the node's PSI: judged by
+ * pressure, a fence would make its own kill.
+ * Memory short: SETTLING within settle_usec of the last kill, unless the
+ * node (mg_policy_left) is below the hard floor (and the victim is not still
+ * exiting, within MG_VICTIM_EXIT_WAIT_USEC). Else the victim is the eligible
+ * cgroup (populated, not protected, not passed over, current > 0) furthest
+ * over its share (memory.current / share, in 1% steps), then the fastest
+ * grower, then the largest; NO_VICTIM without one. A victim within its known
+ * share (current <= share), or none at all, is not touched while the
+ * outsider holds more than outside_due: OUTSIDER, which names it, or
+ * KILL_OUTSIDER when MemAvailable is below available_min or falls to it
+ * within lead_usec, and kill_outside is on; a guard never does worse than no
+ * guard.
+ * With throttle on, no dry run, the node (mg_policy_left) at or above the
+ * hard floor (and, with lead_kill, not falling to it within lead_usec at
+ * MemAvailable's rate) and a victim that has not pushed since it was fenced:
+ * HOLD when it is fenced already, unless the others' fall, which its fence
+ * does not stop, would reach the hard floor within lead_usec
+ * (others_fall_bps, once measured and until a raise), else FENCE with
+ * allowance = 3/4 of MemAvailable above the hard floor (0 when only the
+ * per-CPU lists keep the node above it: fenced at its usage, its next push
+ * is a kill). With throttle on, no dry run and the node at or above the hard
+ * floor, a victim that pushed against a fence never raised (nor whose
+ * raising failed), and was not raised above: WIDEN by that allowance, once,
+ * if it is above 0 and others_fall_bps would not bring the node from what it
  * leaves to the hard floor within lead_usec, lead_kill or not (placed while
  * its task still grows, a fence can land a few MiB short of a finite task's
  * need). Else KILL.

@@ -62,7 +62,7 @@ int mg_write_file_at(int dirfd, const char *name, const char *value);
 /* Finds "key value" in a flat-keyed kernel file (memory.events, memory.stat,
  * cgroup.events) or "Key: value [kB]" (meminfo). Returns 0 and the value,
  * -ENOENT when the key is absent, -EBADMSG when its value is not a number
- * or anything but " kB" follows it. */
+ * or anything but blanks and meminfo's "kB" follows it. */
 int mg_keyed_u64(const char *text, const char *key, uint64_t *ret_value);
 
 /* Strict unsigned decimal parse of the whole of s (no sign, no spaces). */

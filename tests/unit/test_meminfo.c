@@ -235,7 +235,6 @@ static void read_this_kernel(void **state)
 	assert_int_equal(mg_meminfo_read(procfd, &m), 0);
 	assert_true(m.mem_total > 0 && m.mem_available <= m.mem_total && m.has_free);
 	assert_int_equal(mg_zoneinfo_pcp_read(procfd, &lists), 0);
-	assert_true(lists < m.mem_total);
 	close(procfd);
 }
 

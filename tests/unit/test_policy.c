@@ -431,6 +431,39 @@ static void decide_hard_floor_lists_table(void **state)
 	}
 }
 
+/* With lead_kill, the fall that kills rather than fences is MemAvailable's,
+ * and it runs to the hard floor from what is left with the lists: 4 MiB/s
+ * for 2 s is 8 MiB, and MemAvailable 40 MiB is 8 MiB above the floor, 16
+ * with 8 MiB on the lists. */
+static void decide_lead_kill_counts_lists(void **state)
+{
+	static const struct {
+		uint64_t lists;
+		enum mg_verdict verdict;
+		uint64_t allowance;
+	} cases[] = {
+	        {8 * MiB, MG_VERDICT_FENCE, 6 * MiB},
+	        {0, MG_VERDICT_KILL, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_policy p = policy();
+		struct mg_node_state node = short_node();
+		struct mg_guarded g[] = {task(GiB, GiB, 0), task(3 * GiB, GiB, 0)};
+		struct mg_decision d;
+
+		p.throttle = p.lead_kill = true;
+		p.lead_usec = 2 * SEC;
+		node.mem.mem_available = 40 * MiB;
+		node.lists_free = cases[i].lists;
+		node.available_fall_bps = 4 * MiB;
+		decide(&p, &node, g, MG_ARRAY_SIZE(g), &d);
+		assert_int_equal(d.verdict, cases[i].verdict);
+		assert_true(d.allowance == cases[i].allowance);
+		assert_int_equal(d.victim, 1);
+	}
+}
+
 /* --- mg_guarded_percent_of_share --- */
 
 struct percent_case {
@@ -2003,6 +2036,7 @@ int main(void)
 	        cmocka_unit_test(decide_lead_kill_table),
 	        cmocka_unit_test(decide_hold_by_others_table),
 	        cmocka_unit_test(decide_hard_floor_lists_table),
+	        cmocka_unit_test(decide_lead_kill_counts_lists),
 	        cmocka_unit_test(unguarded_table),
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
