@@ -121,6 +121,16 @@ attack_at_fence
 locked=$(cat "$work/attacker/locked" 2>/dev/null || echo 0)
 unevictable=$(awk '$1 == "unevictable" { print int($2 / 1048576) }' "$jobs/job-v/task/memory.stat")
 note "the attacker locked $locked MiB of the victim's cache; unevictable in the victim's cgroup: $unevictable MiB"
+# Short of the attack: where each of the attacker's processes waits, before
+# end_jobs kills them.
+if ((locked < 40)); then
+	for pid in $(cat "$jobs/job-a/task/cgroup.procs"); do
+		note "attacker process $pid: $({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | cut -c1-60)," \
+			"$(awk '/^State:|^VmLck:/ { printf "%s %s ", $1, $2 }' "/proc/$pid/status" 2>/dev/null)" \
+			"wchan $(cat "/proc/$pid/wchan" 2>/dev/null)"
+	done
+	[ -e "$work/attacker/go" ] || note "the go file is missing"
+fi
 end_jobs "$jobs"
 wait "$reader" "$holder" "$locker" 2>/dev/null || true
 
