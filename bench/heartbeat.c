@@ -8,7 +8,11 @@
  * from a thread of its own (bgwrite.h), so a slow share delays the file, not
  * the beat:
  *   {"period_ms":100,"wakes":N,"max_late_ms":X,"late_over_100ms":A,
- *    "late_over_1s":B,"late_over_10s":C,"missed":M,"final":true} */
+ *    "late_over_1s":B,"late_over_10s":C,"missed":M,
+ *    "worst":[[T_MS,LATE_MS],...],"final":true}
+ * worst holds the WORST_KEPT wake-ups furthest behind, worst first, each with the
+ * wall-clock time it came (ms since the epoch, the sampler's clock), so that
+ * a late wake-up can be laid beside what the emulator and memory did then. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -30,21 +34,48 @@ static struct timespec ts(long long n)
 	return (struct timespec){.tv_sec = n / 1000000000LL, .tv_nsec = n % 1000000000LL};
 }
 
+#define WORST_KEPT 32
+
+struct late_wake {
+	long long at_ms, late_ns;
+};
+
 struct stats {
 	long period_ms, wakes, over_100ms, over_1s, over_10s, missed;
 	long long max_late_ns;
+	struct late_wake worst[WORST_KEPT]; /* furthest behind first */
+	int n_worst;
 };
+
+/* Keeps the WORST_KEPT wake-ups furthest behind, worst first. */
+static void keep_if_worst(struct stats *s, long long at_ms, long long late_ns)
+{
+	int i;
+
+	if (s->n_worst == WORST_KEPT && late_ns <= s->worst[WORST_KEPT - 1].late_ns)
+		return;
+	if (s->n_worst < WORST_KEPT)
+		s->n_worst++;
+	for (i = s->n_worst - 1; i > 0 && s->worst[i - 1].late_ns < late_ns; i--)
+		s->worst[i] = s->worst[i - 1];
+	s->worst[i] = (struct late_wake){at_ms, late_ns};
+}
 
 static void dump(struct bgwrite *w, const struct stats *s, bool final)
 {
 	FILE *f = bgwrite_begin(w);
 
-	if (f)
+	if (f) {
 		fprintf(f,
 		        "{\"period_ms\":%ld,\"wakes\":%ld,\"max_late_ms\":%.1f,\"late_over_100ms\":%ld,"
-		        "\"late_over_1s\":%ld,\"late_over_10s\":%ld,\"missed\":%ld,\"final\":%s}\n",
+		        "\"late_over_1s\":%ld,\"late_over_10s\":%ld,\"missed\":%ld,\"worst\":[",
 		        s->period_ms, s->wakes, (double)s->max_late_ns / 1e6, s->over_100ms, s->over_1s,
-		        s->over_10s, s->missed, final ? "true" : "false");
+		        s->over_10s, s->missed);
+		for (int i = 0; i < s->n_worst; i++)
+			fprintf(f, "%s[%lld,%.0f]", i ? "," : "", s->worst[i].at_ms,
+			        (double)s->worst[i].late_ns / 1e6);
+		fprintf(f, "],\"final\":%s}\n", final ? "true" : "false");
+	}
 	bgwrite_commit(w, f, final);
 }
 
@@ -87,6 +118,11 @@ int main(int argc, char **argv)
 		s.wakes++;
 		if (late > s.max_late_ns)
 			s.max_late_ns = late;
+		if (late > 0) {
+			struct timespec wall;
+			clock_gettime(CLOCK_REALTIME, &wall);
+			keep_if_worst(&s, ns(&wall) / 1000000LL, late);
+		}
 		s.over_100ms += late > 100000000LL;
 		s.over_1s += late > 1000000000LL;
 		s.over_10s += late > 10000000000LL;
