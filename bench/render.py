@@ -148,31 +148,25 @@ def held_before_pressure(cell, prof, window):
 
 def late_outside_early_holds(cell, prof, window):
     """The cell's worst heartbeat late once the wake-ups that were late only within the emulator's holds
-    before pressure are left out: those whose whole lateness lay in windows where the guest's code got under
-    EMULATOR_STALL_SHARE of QEMU's samples, and ended before MemAvailable first fell below 10% of MemTotal
-    (or it never did). Then nothing was short and no reclaim had evicted the guest's code; only the emulator
-    held it. Returns (ms, bound): bound when every wake-up the heartbeat kept was left out, and the figure
-    is the least of them, an upper bound. None when the heartbeat kept no times (runs before it did)."""
+    before pressure are left out: those for whose whole lateness the guest's code got under
+    EMULATOR_STALL_SHARE of QEMU's samples (the mean of the windows it overlaps), and that ended before
+    MemAvailable first fell below 10% of MemTotal (or it never did). Until then reclaim had not evicted the
+    guest's programs: the emulator held the guest, not re-translation of code the guest threw out.
+    Returns (ms, bound): bound when every wake-up the heartbeat kept was left out, and the figure is the
+    least of them, an upper bound. None when the heartbeat kept no times (runs before it did)."""
     hb = cell.get("heartbeat") or {}
     worst, wins = hb.get("worst"), prof.get("guest_windows") if prof else None
     samp = cell.get("sampler") or {}
     start, low = samp.get("start_ms"), samp.get("mem_available_low_ms")
     if worst is None or wins is None or not start:
         return None
-    held = []  # merged [from, to) in seconds into the cell
-    for t, g in sorted(wins):
-        if g >= EMULATOR_STALL_SHARE:
-            continue
-        if held and t <= held[-1][1]:
-            held[-1][1] = max(held[-1][1], t + window)
-        else:
-            held.append([t, t + window])
     pressure = (low - start) / 1000 if low else None
 
     def early_hold(at_ms, late_ms):
         a, b = (at_ms - late_ms - start) / 1000, (at_ms - start) / 1000
+        over = [g for t, g in wins if t < b and t + window > a]
         before = pressure is None or b <= pressure
-        return before and any(lo <= a and b <= hi for lo, hi in held)
+        return before and bool(over) and statistics.mean(over) < EMULATOR_STALL_SHARE
 
     kept = [late for at, late in worst if not early_hold(at, late)]
     if kept:
@@ -218,10 +212,11 @@ def emulator_section(w, cells, emulator):
     if timed:
         w(
             "The last column leaves out, in every cell, the heartbeat's wake-ups that were late only while "
-            "the emulator held the guest before MemAvailable first fell below 10% of MemTotal: the whole "
-            f"lateness within windows where the guest's code got under {100 * EMULATOR_STALL_SHARE:.0f}% of "
-            "the samples, and over before that fall (or it never came). Nothing was short then, so no guard "
-            "had acted and no reclaim had evicted the guest's code. A figure with ≤ is an upper bound: every "
+            "the emulator held the guest before MemAvailable first fell below 10% of MemTotal: the guest's "
+            f"code got under {100 * EMULATOR_STALL_SHARE:.0f}% of the samples over the windows the lateness "
+            "overlaps, and it was over before that fall (or the fall never came). Before it, reclaim had not "
+            "evicted the guest's programs, so such a hold was the emulator's own, not QEMU re-translating code "
+            "the guest had thrown out. A figure with ≤ is an upper bound: every "
             f"one of the {HEARTBEAT_WORST_KEPT} wake-ups the heartbeat kept was left out."
         )
         w("")
