@@ -1178,13 +1178,20 @@ def main():
         "- Onset → freed and pressure → freed are sampled every 100 ms (slower when the sampler itself stalls or 256 tasks are "
         "scanned), so values below ~0.2 s mean \"within a sample or two\"."
     )
-    w(
-        "- One guest runs one variant's repetition: its scenarios one after another, in the order of the "
-        "tables, each after drop_caches. A cell still meets the memory its predecessors left (fragmented free "
-        "memory, slab) and a daemon that has run through them, as "
-        "a node meets what earlier jobs left; a scenario run alone (bench/run.sh --scenarios) can measure "
-        "differently."
-    )
+    if meta.get("guest_per_cell"):
+        w(
+            "- Each cell runs in a guest of its own, booted for it (bench/run.sh --guest-per-cell): no cell "
+            "meets what another left, in the guest's memory or in the emulator."
+        )
+    else:
+        w(
+            "- One guest runs one variant's repetition: its scenarios one after another, in the order of the "
+            "tables, each after drop_caches. A cell still meets the memory its predecessors left (fragmented "
+            "free memory, slab) and a daemon that has run through them, as a node meets what earlier jobs "
+            "left, and under TCG an emulator that holds the guest the more, the more the guest ran before "
+            "(the notes); a scenario run alone (bench/run.sh --scenarios, or --guest-per-cell) can measure "
+            "differently."
+        )
     w(
         "- Files: bench/run.sh (host), bench/guest.sh (one guest's cells), bench/scenarios.sh, "
         "bench/plain.sh, bench/careful.sh, bench/daemons.sh, bench/costs.sh, bench/idle.sh, "

@@ -11,6 +11,9 @@ usage() {
 		  --smoke              one scenario (runaway), variants kernel and strict, one repetition, short
 		                       work and deadlines, no program costs; renders into the run directory only
 		  --reps N             repetitions of every cell (default 3)
+		  --guest-per-cell     a fresh guest for every cell, not one per variant and repetition: under
+		                       TCG the emulator holds a guest the longer, the more it has run before
+		                       (docs/benchmarks.md); costs a boot, about 20 s, per cell
 		  --scenarios "A B"    scenarios to run (default: all; see bench/scenarios.sh)
 		  --variants "A B"     variants to run (default: all)
 		  --no-costs           skip the start-up costs (a systemd guest)
@@ -51,12 +54,13 @@ top=$(cd "$here/.." && pwd -P)
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
 live="72 80 88 96" out=$top/build-bench render=1 doc='' cells=1 idle_mem="1024 8192"
 scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 scale_share=none only=
-probe=0 emulator_profile=1 emulator_failed=0
+probe=0 emulator_profile=1 emulator_failed=0 guest_per_cell=0
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in
 	--smoke) smoke=1 reps=1 costs=0 idle=0 scale=0 scenarios=runaway variants="kernel strict"; shift ;;
 	--reps) reps=${2:-}; shift 2 || usage ;;
+	--guest-per-cell) guest_per_cell=1; shift ;;
 	--scenarios) scenarios=${2:-}; shift 2 || usage ;;
 	--variants) variants=${2:-}; shift 2 || usage ;;
 	--no-costs) costs=0; shift ;;
@@ -331,9 +335,13 @@ run_cells() {
 			for v in $variants; do
 				cells=""
 				for s in $scenarios; do
-					cells+=" $v:$r:$s"
+					if ((guest_per_cell)); then
+						groups+=("$v:$r:$s")
+					else
+						cells+=" $v:$r:$s"
+					fi
 				done
-				groups+=("$cells")
+				[[ -z $cells ]] || groups+=("$cells")
 			done
 		done
 	fi
@@ -418,7 +426,7 @@ write_meta() {
 		v=${v//$'\t'/\\t}
 		printf '%s' "${v//$'\n'/\\n}"
 	}
-	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s","earlyoom_args":%s}\n' \
+	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s","earlyoom_args":%s,"guest_per_cell":%s}\n' \
 		"$run_id" "$(date -u +%FT%TZ)" "$( ((smoke)) && echo true || echo false)" "$reps" "$cpu" "$(nproc)" \
 		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$(cut -d' ' -f1-3 /proc/loadavg)" \
 		"$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)" \
@@ -427,6 +435,7 @@ write_meta() {
 		"$( ((smoke)) && echo "$smoke_work" || echo "$BENCH_WORK_SECONDS")" \
 		"$(json_escape "${MEMGUARD_BENCH_DAEMON_CONF:-}")" \
 		"$([[ -v MEMGUARD_BENCH_EARLYOOM_ARGS ]] && printf '"%s"' "$(json_escape "$MEMGUARD_BENCH_EARLYOOM_ARGS")" || echo null)" \
+		"$( ((guest_per_cell)) && echo true || echo false)" \
 		>>"$run_dir/results.jsonl"
 }
 
