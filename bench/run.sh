@@ -13,7 +13,7 @@ usage() {
 		  --reps N             repetitions of every cell (default 3)
 		  --guest-per-cell     a fresh guest for every cell, not one per variant and repetition: under
 		                       TCG the emulator holds a guest the longer, the more it has run before
-		                       (docs/benchmarks.md); costs a boot, about 20 s, per cell
+		                       (docs/benchmarks.md); costs a guest's start per cell
 		  --scenarios "A B"    scenarios to run (default: all; see bench/scenarios.sh)
 		  --variants "A B"     variants to run (default: all)
 		  --no-costs           skip the start-up costs (a systemd guest)
