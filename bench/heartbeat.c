@@ -72,7 +72,7 @@ static void dump(struct bgwrite *w, const struct stats *s, bool final)
 		        s->period_ms, s->wakes, (double)s->max_late_ns / 1e6, s->over_100ms, s->over_1s,
 		        s->over_10s, s->missed);
 		for (int i = 0; i < s->n_worst; i++)
-			fprintf(f, "%s[%lld,%.0f]", i ? "," : "", s->worst[i].at_ms,
+			fprintf(f, "%s[%lld,%.1f]", i ? "," : "", s->worst[i].at_ms,
 			        (double)s->worst[i].late_ns / 1e6);
 		fprintf(f, "],\"final\":%s}\n", final ? "true" : "false");
 	}

@@ -253,7 +253,8 @@ def emulator_section(w, cells, emulator):
 
 
 def fmt_bounded(figures):
-    """Median (range) of (ms, bound) pairs; a bound among them marks the figure ≤."""
+    """Median (range) of (ms, bound) pairs; a bound among them marks the figure ≤. Cells without the
+    heartbeat's times (None) are left out."""
     known = [f for f in figures if f is not None]
     text = fmt(median_spread([ms for ms, _ in known]), digits=0)
     return f"≤ {text}" if any(bound for _, bound in known) else text

@@ -326,10 +326,14 @@ run_cells() {
 		cells=""
 		for v in $variants; do
 			for s in $scenarios; do
-				cells+=" $v:1:$s"
+				if ((guest_per_cell)); then
+					groups+=("$v:1:$s")
+				else
+					cells+=" $v:1:$s"
+				fi
 			done
 		done
-		groups+=("$cells")
+		[[ -z $cells ]] || groups+=("$cells")
 	else
 		for ((r = 1; r <= reps; r++)); do
 			for v in $variants; do
