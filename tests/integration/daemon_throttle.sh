@@ -159,12 +159,13 @@ assert_contains "$work/daemon.log" "widening the fence of cgroup memguard/run-.*
 assert_no_leftover
 
 # 5. Floors in MiB: act below 400 MiB (available_pressure too), hard floor
-# 200 MiB. Task 1 holds 32 MiB; task 0, far over its share, crosses 400 MiB
-# of MemAvailable at about C = A - 32 - 400 MiB of its own and is fenced
-# there at C + 150 MiB or a little above (three quarters of the 200 MiB
-# above the hard floor). It needs C + 170 MiB, so it pushes near MemAvailable
-# 250 MiB, below available_min; nothing else takes memory, so its fence is
-# raised once, by about 37 MiB, and it finishes above the hard floor.
+# 200 MiB. Task 1 holds 32 MiB; task 0, far over its share, grows 1 MiB every
+# 40 ms until MemAvailable crosses 400 MiB and it is fenced there at its usage
+# plus about 150 MiB (three quarters of the 200 MiB above the hard floor).
+# Then it needs 15 MiB more than its fence, whenever the fence came (a slow
+# guest sees the crossing late): it pushes near MemAvailable 250 MiB, below
+# available_min; nothing else takes memory, so its fence is raised once, by
+# about 37 MiB, and it finishes above the hard floor.
 : >"$work/daemon.log"
 rm -f "$work/kills.jsonl"
 sync
@@ -178,10 +179,32 @@ trigger_stall = 450ms
 trigger_window = 500ms
 outside_due = 0"
 ((avail > 600)) || fail "MemAvailable is only $avail MiB: too little for this test"
-need=$((avail - 32 - 400 + 170))
-echo "    MemAvailable $avail MiB: task 0 takes $need MiB, task 1 32 MiB"
+# It stops short of the hard floor if no fence ever comes (then the test fails).
+cap=$((avail - 32 - 200))
+cat >"$work/past_fence.py" <<-'PY'
+	import mmap, sys, time
+	cap, past = int(sys.argv[1]) << 20, int(sys.argv[2]) << 20
+	cgroup = "/sys/fs/cgroup" + open("/proc/self/cgroup").read().split("::")[1].strip()
+
+	def read(name):
+	    with open(f"{cgroup}/{name}") as f:
+	        return f.read().strip()
+
+	held, target = [], cap
+	while len(held) << 20 < target:
+	    m = mmap.mmap(-1, 1 << 20)
+	    m.write(b"\1" * (1 << 20))
+	    held.append(m)
+	    fence = read("memory.high")
+	    if target == cap and fence != "max":
+	        # What it holds once its cgroup reaches the fence, and PAST more.
+	        target = min(cap, (len(held) << 20) + int(fence) - int(read("memory.current")) + past)
+	    time.sleep(0.04)
+	time.sleep(3)
+PY
+echo "    MemAvailable $avail MiB: task 0 grows to 15 MiB past its fence (at most $cap MiB), task 1 holds 32 MiB"
 run_tasks "$work/r5.json" "[0, 0]" 0 -n 2 --elastic --mem "${avail}M" -- sh -c \
-	'if [ "$MEMGUARD_TASK" = 0 ]; then sleep 1; exec '"$memhog"' -d 40 -H 3000 '"$need"';
+	'if [ "$MEMGUARD_TASK" = 0 ]; then sleep 1; exec python3 '"$work/past_fence.py $cap 15"';
 	 else exec '"$memhog"' -H 12000 32; fi'
 assert_contains "$work/daemon.log" "throttling cgroup memguard/run-.*/task-0" "task 0 was fenced"
 assert_contains "$work/daemon.log" \
