@@ -1181,8 +1181,9 @@ def main():
     )
     if meta.get("guest_per_cell"):
         w(
-            "- Each cell runs in a guest of its own, booted for it (bench/run.sh --guest-per-cell): no cell "
-            "meets what another left, in the guest's memory or in the emulator."
+            "- Each cell runs in a guest of its own, booted for it (bench/run.sh's default; --guest-per-variant "
+            "runs a variant's repetition in one guest, as runs before 2026-11-27 did): no cell meets what another "
+            "left, in the guest's memory or in the emulator."
         )
     else:
         w(
@@ -1190,8 +1191,8 @@ def main():
             "tables, each after drop_caches. A cell still meets the memory its predecessors left (fragmented "
             "free memory, slab) and a daemon that has run through them, as a node meets what earlier jobs "
             "left, and under TCG an emulator that holds the guest the more, the more the guest ran before "
-            "(the notes); a scenario run alone (bench/run.sh --scenarios, or --guest-per-cell) can measure "
-            "differently."
+            "(the notes; bench/run.sh --guest-per-variant); a scenario run alone (bench/run.sh --scenarios, or "
+            "in a guest of its own, the default) can measure differently."
         )
     w(
         "- Files: bench/run.sh (host), bench/guest.sh (one guest's cells), bench/scenarios.sh, "

@@ -11,9 +11,11 @@ usage() {
 		  --smoke              one scenario (runaway), variants kernel and strict, one repetition, short
 		                       work and deadlines, no program costs; renders into the run directory only
 		  --reps N             repetitions of every cell (default 3)
-		  --guest-per-cell     a fresh guest for every cell, not one per variant and repetition: under
-		                       TCG the emulator holds a guest the longer, the more it has run before
-		                       (docs/benchmarks.md); costs a guest's start per cell
+		  --guest-per-variant  one guest for each variant and repetition, its scenarios one after the
+		                       other, as the runs before 2026-11-27 did; by default every cell gets a
+		                       fresh guest: under TCG the emulator holds a guest the longer, the more it
+		                       has run before (docs/benchmarks.md), at the cost of a guest's start per cell
+		  --guest-per-cell     the default, above
 		  --scenarios "A B"    scenarios to run (default: all; see bench/scenarios.sh)
 		  --variants "A B"     variants to run (default: all)
 		  --no-costs           skip the start-up costs (a systemd guest)
@@ -54,13 +56,14 @@ top=$(cd "$here/.." && pwd -P)
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
 live="72 80 88 96" out=$top/build-bench render=1 doc='' cells=1 idle_mem="1024 8192"
 scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 scale_share=none only=
-probe=0 emulator_profile=1 emulator_failed=0 guest_per_cell=0
+probe=0 emulator_profile=1 emulator_failed=0 guest_per_cell=1
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in
 	--smoke) smoke=1 reps=1 costs=0 idle=0 scale=0 scenarios=runaway variants="kernel strict"; shift ;;
 	--reps) reps=${2:-}; shift 2 || usage ;;
 	--guest-per-cell) guest_per_cell=1; shift ;;
+	--guest-per-variant) guest_per_cell=0; shift ;;
 	--scenarios) scenarios=${2:-}; shift 2 || usage ;;
 	--variants) variants=${2:-}; shift 2 || usage ;;
 	--no-costs) costs=0; shift ;;
@@ -320,32 +323,35 @@ record_hung() {
 		>>"$run_dir/results.jsonl"
 }
 
+# Adds one guest's worth of cells "$@" (a variant's repetition, or the whole smoke run) to the caller's
+# groups: a group per cell with a guest per cell, else one group for them all.
+add_cells() {
+	if (($# == 0)); then
+		return 0
+	elif ((guest_per_cell)); then
+		groups+=("$@")
+	else
+		groups+=("$*")
+	fi
+}
+
 run_cells() {
-	local groups=() v r s cells
+	local groups=() cells=() v r s
 	if ((smoke)); then
-		cells=""
 		for v in $variants; do
 			for s in $scenarios; do
-				if ((guest_per_cell)); then
-					groups+=("$v:1:$s")
-				else
-					cells+=" $v:1:$s"
-				fi
+				cells+=("$v:1:$s")
 			done
 		done
-		[[ -z $cells ]] || groups+=("$cells")
+		add_cells "${cells[@]}"
 	else
 		for ((r = 1; r <= reps; r++)); do
 			for v in $variants; do
-				cells=""
+				cells=()
 				for s in $scenarios; do
-					if ((guest_per_cell)); then
-						groups+=("$v:$r:$s")
-					else
-						cells+=" $v:$r:$s"
-					fi
+					cells+=("$v:$r:$s")
 				done
-				[[ -z $cells ]] || groups+=("$cells")
+				add_cells "${cells[@]}"
 			done
 		done
 	fi
