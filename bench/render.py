@@ -704,7 +704,7 @@ def main():
     )
     w("")
     w("```sh")
-    w("bench/run.sh            # everything, writes this page: about 105 minutes on 2 cores under TCG (time: below)")
+    w("bench/run.sh            # everything, writes this page: about 125 minutes on 2 cores under TCG (time: below)")
     w("bench/run.sh --smoke    # runaway under the kernel alone and memguard --strict, once: about 2 minutes")
     w("bench/run.sh --help     # repetitions, subsets of scenarios and variants, skipping the costs")
     w("```")
@@ -1182,7 +1182,7 @@ def main():
     if meta.get("guest_per_cell"):
         w(
             "- Each cell runs in a guest of its own, booted for it (bench/run.sh's default; --guest-per-variant "
-            "runs a variant's repetition in one guest, as runs before 2026-11-27 did): no cell meets what another "
+            "runs a variant's repetition in one guest, as earlier full runs did): no cell meets what another "
             "left, in the guest's memory or in the emulator."
         )
     else:

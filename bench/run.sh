@@ -12,7 +12,7 @@ usage() {
 		                       work and deadlines, no program costs; renders into the run directory only
 		  --reps N             repetitions of every cell (default 3)
 		  --guest-per-variant  one guest for each variant and repetition, its scenarios one after the
-		                       other, as the runs before 2026-11-27 did; by default every cell gets a
+		                       other, as earlier full runs did; by default every cell gets a
 		                       fresh guest: under TCG the emulator holds a guest the longer, the more it
 		                       has run before (docs/benchmarks.md), at the cost of a guest's start per cell
 		  --guest-per-cell     the default, above
