@@ -421,6 +421,7 @@ static int status_uid(const char *status, uid_t *ret)
 struct protect_scan {
 	int procfd;
 	const struct mg_protect *protect;
+	unsigned depth; /* of the cgroup being looked at, below the guarded one */
 };
 
 bool mg_scope_pid_protected(int procfd, const struct mg_protect *protect, pid_t pid)
@@ -450,9 +451,22 @@ static int pid_is_protected(pid_t pid, void *userdata)
 
 static int subtree_is_protected(int cgfd, const char *name, void *userdata)
 {
+	struct protect_scan *ps = userdata;
 	int r = mg_cg_for_each_pid(cgfd, pid_is_protected, userdata);
 
-	return r != 0 ? r : mg_cg_for_each_child(cgfd, subtree_is_protected, userdata);
+	(void)name;
+	/* A walk that fails counts as protected, so what the cgroup's owner can
+	 * make fail must not: a threaded cgroup has no cgroup.procs (its
+	 * threaded root lists the processes), one removed meanwhile holds none,
+	 * and nesting without end would run out of fds. */
+	if (r == -EOPNOTSUPP || r == -ENODEV || r == -ENOENT)
+		r = 0;
+	if (r != 0 || ps->depth == MG_PROTECT_WALK_DEPTH)
+		return r;
+	ps->depth++;
+	r = mg_cg_for_each_child(cgfd, subtree_is_protected, userdata);
+	ps->depth--;
+	return r;
 }
 
 int mg_scope_holds_protected(int cgfd, int procfd, const char *protect)

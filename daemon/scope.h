@@ -129,7 +129,15 @@ const struct mg_protect *mg_scope_protect(const char *list, bool *ret_changed);
 /* Whether process pid runs an executable that protect names, as its user. */
 bool mg_scope_pid_protected(int procfd, const struct mg_protect *protect, pid_t pid);
 
-/* 1 when a process in the cgroup subtree runs a protected executable as its
- * uid (protect being the protect list of memguard.conf), 0 when none,
- * -errno. procfd is an fd for /proc. */
+/* How many levels below a guarded cgroup mg_scope_holds_protected looks:
+ * its owner can nest cgroups without end, and only root can move another
+ * user's process into them. */
+#define MG_PROTECT_WALK_DEPTH 16
+
+/* 1 when a process in the cgroup subtree (MG_PROTECT_WALK_DEPTH deep) runs a
+ * protected executable as its uid (protect being the protect list of
+ * memguard.conf), 0 when none, -errno. Threaded cgroups, and cgroups removed
+ * meanwhile, are passed over rather than failing the walk: a caller that
+ * counts a failed walk as protected must not let the owner fail it. procfd
+ * is an fd for /proc. */
 int mg_scope_holds_protected(int cgfd, int procfd, const char *protect);

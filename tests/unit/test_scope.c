@@ -818,6 +818,52 @@ static void holds_protected_table(void **state)
 	close(proc);
 }
 
+/* Writes 40 nested cgroups deep/d/d/..., each holding pid 301, but the one
+ * at level sshd_level, which holds root's sshd (pid 302). */
+static void nest(int fd, unsigned sshd_level)
+{
+	char path[256] = "deep", procs[300];
+
+	ft_write(fd, "deep/cgroup.procs", "301\n");
+	for (unsigned level = 1; level <= 40; level++) {
+		size_t len = strlen(path);
+		snprintf(path + len, sizeof(path) - len, "/d");
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+		ft_write(fd, procs, level == sshd_level ? "302\n" : "301\n");
+	}
+}
+
+/* What the owner of a guarded cgroup can make fail must not make it
+ * protected (memguardd counts a failed walk as protected): a child without a
+ * readable cgroup.procs (a threaded cgroup: EOPNOTSUPP on a kernel; missing
+ * here), and nesting deeper than the walk looks. A protected process within
+ * reach is still found. */
+static void holds_protected_walk_failures(void **state)
+{
+	struct fake_tree *cg = *state;
+
+	fake_pid(cg->fd, 301, "hog", "1000\t1000\t1000\t1000", "/home/u/hog");
+	fake_pid(cg->fd, 302, "sshd", "0\t0\t0\t0", "/usr/sbin/sshd");
+	int proc = ft_open_dir(cg->fd, "proc");
+	ft_write(cg->fd, "task/cgroup.procs", "301\n");
+	ft_mkdir(cg->fd, "task/threaded");
+	int fd = ft_open_dir(cg->fd, "task");
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 0);
+	ft_write(cg->fd, "task/threaded/inner/cgroup.procs", "302\n");
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 1);
+	close(fd);
+
+	/* Within MG_PROTECT_WALK_DEPTH root's sshd is found; below it the walk
+	 * stops looking, without an error. */
+	nest(cg->fd, MG_PROTECT_WALK_DEPTH);
+	fd = ft_open_dir(cg->fd, "deep");
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 1);
+	nest(cg->fd, MG_PROTECT_WALK_DEPTH + 1);
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 0);
+	close(fd);
+	close(proc);
+}
+
 /* The default protect list of the config against a realistic subtree: the
  * executables count, a process named like a daemon does not, and every
  * word is one memguardd takes (no warning at start). */
@@ -877,6 +923,7 @@ int main(void)
 	        T(protect_cache),
 	        T(holds_protected_table),
 	        T(holds_protected_default_list),
+	        T(holds_protected_walk_failures),
 	};
 #undef T
 #undef TX
