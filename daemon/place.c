@@ -49,6 +49,17 @@ static long choose_job(const struct mg_place_request *req, const struct mg_place
 	return !req->job_hint && owned == 1 ? found : -1;
 }
 
+bool mg_place_path_placed(const char *path)
+{
+	static const char *const parents[] = {MG_PLACE_RUNS_PARENT "/", MG_PLACE_JOBS_PARENT "/",
+	                                      MG_PLACE_SLICE "/"};
+
+	for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++)
+		if (strncmp(path, parents[i], strlen(parents[i])) == 0)
+			return true;
+	return false;
+}
+
 enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
                                    size_t n, const struct mg_place_job *jobs, size_t njobs,
                                    struct mg_place_verdict *ret)
@@ -60,6 +71,12 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 	if (n > 0 && chain[0].in_placed) {
 		snprintf(ret->why, sizeof(ret->why),
 		         "cgroup %s is a placed run or a job cgroup already: use it directly", chain[0].path);
+		return ret->kind;
+	}
+	if (req->chain_cut) {
+		snprintf(ret->why, sizeof(ret->why),
+		         "cgroup %s is nested deeper than memguardd reads: a limit above it would go unseen",
+		         n > 0 ? chain[0].path : "?");
 		return ret->kind;
 	}
 	long job = choose_job(req, jobs, njobs);

@@ -15,6 +15,9 @@
  * tasks. */
 #define MG_PLACE_RUNS_PARENT "memguard"
 #define MG_PLACE_RUN_PREFIX "user-"
+/* Where systemd is PID 1 (placedrun.h's systemd backend), a run is a scope
+ * memguard-user-<uid>-<n>.scope in this slice instead. */
+#define MG_PLACE_SLICE "memguard.slice"
 /* The leaf inside a placed run that holds the launcher itself (cgroup v2
  * allows no processes in a cgroup whose children have controllers). */
 #define MG_PLACE_SUPERVISOR_LEAF "supervisor"
@@ -27,7 +30,7 @@
 struct mg_place_origin {
 	const char *path; /* below the mount */
 	uint64_t limit;   /* memory.max, MG_SIZE_UNLIMITED when "max" or absent */
-	bool in_placed;   /* below MG_PLACE_RUNS_PARENT or MG_PLACE_JOBS_PARENT already */
+	bool in_placed;   /* mg_place_path_placed */
 };
 
 /* A prepared job cgroup, MG_PLACE_JOBS_PARENT/<name>. */
@@ -42,6 +45,7 @@ struct mg_place_request {
 	const char *job_hint; /* the job id the launcher saw in its environment, or NULL */
 	unsigned runs_of_uid; /* placed runs this uid has now */
 	unsigned max_runs_per_uid;
+	bool chain_cut; /* the caller's chain is deeper than memguardd reads: the limits above are unknown */
 };
 
 enum mg_place_kind {
@@ -69,11 +73,17 @@ struct mg_place_verdict {
  *   cgroup when nothing is limited (n == 0, the root cgroup: unlimited and
  *   untethered);
  * - refused when the caller is already in a placed run or a job cgroup, or
- *   has max_runs_per_uid runs already.
+ *   has max_runs_per_uid runs already, or its chain was cut (chain_cut):
+ *   a limit further up would go unseen, and the run would escape it.
  * n is the chain's length. Returns the kind, also in ret. */
 enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
                                    size_t n, const struct mg_place_job *jobs, size_t njobs,
                                    struct mg_place_verdict *ret);
+
+/* True when path (below the mount) is in a placed run or a job cgroup
+ * already: below MG_PLACE_RUNS_PARENT, MG_PLACE_JOBS_PARENT or the systemd
+ * backend's slice, MG_PLACE_SLICE. */
+bool mg_place_path_placed(const char *path);
 
 /* True when s may be a job id: 1 to 64 characters of [A-Za-z0-9._[]-], not
  * starting with '.'. It is only ever compared against directory names. */

@@ -11,10 +11,6 @@
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
-/* cgroupfs: MG_PLACE_RUNS_PARENT/user-<uid>-<n>. systemd: a scope
- * memguard-user-<uid>-<n>.scope in this slice. */
-#define MG_PLACE_SLICE "memguard.slice"
-
 struct mg_runs;
 
 struct mg_runs_config {

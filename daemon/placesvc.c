@@ -141,9 +141,10 @@ static void reply(struct conn *c, const char *fmt, ...)
 	(void)send(c->fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* The caller's cgroup chain, deepest first, with each memory.max. */
+/* The caller's cgroup chain, deepest first, with each memory.max; *ret_cut
+ * when it goes on above the MAX_CHAIN read. */
 static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[512], struct mg_place_origin *chain,
-                      size_t *ret_n)
+                      size_t *ret_n, bool *ret_cut)
 {
 	_cleanup_free_ char *self = NULL;
 	size_t n = 0;
@@ -163,10 +164,7 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[512], stru
 		chain[n] = (struct mg_place_origin){
 		        .path = paths[n],
 		        .limit = max,
-		        .in_placed = strncmp(paths[n], MG_PLACE_RUNS_PARENT "/",
-		                             strlen(MG_PLACE_RUNS_PARENT) + 1) == 0 ||
-		                     strncmp(paths[n], MG_PLACE_JOBS_PARENT "/",
-		                             strlen(MG_PLACE_JOBS_PARENT) + 1) == 0,
+		        .in_placed = mg_place_path_placed(paths[n]),
 		};
 		if (n + 1 < MAX_CHAIN) {
 			memcpy(paths[n + 1], paths[n], sizeof(paths[0]));
@@ -179,6 +177,7 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[512], stru
 		n++;
 	}
 	*ret_n = n;
+	*ret_cut = n == MAX_CHAIN && strchr(paths[n - 1], '/');
 	return 0;
 }
 
@@ -251,7 +250,7 @@ static void place_in_run(struct conn *c, const struct mg_place_verdict *v,
 	}
 }
 
-static void place_in_job(struct conn *c, const char *job)
+static void place_in_job(struct conn *c, const char *job, int pidfd)
 {
 	char path[128];
 	_cleanup_close_ int leaf = -1;
@@ -265,6 +264,13 @@ static void place_in_job(struct conn *c, const char *job)
 		r = mg_cg_move_pid(leaf, c->cred.pid);
 	if (r < 0)
 		return reply(c, "err cannot move the caller into %s: %s", path, strerror(-r));
+	/* Still the process we pinned: a pid recycled meanwhile would have moved a stranger. */
+	if ((r = mg_pidfd_signal(pidfd, 0)) < 0) {
+		log_err("placing pid %d of uid %u in %s: the caller exited, and pid %d may now be another "
+		        "process's: %s",
+		        (int)c->cred.pid, (unsigned)c->cred.uid, path, (int)c->cred.pid, strerror(-r));
+		return reply(c, "err the caller exited while it was placed");
+	}
 	log_info("placed pid %d of uid %u in %s", (int)c->cred.pid, (unsigned)c->cred.uid, path);
 	reply(c, "ok job %s/%s", MG_PLACE_JOBS_PARENT, job);
 }
@@ -287,7 +293,7 @@ static void handle(struct conn *c)
 	if (pidfd < 0)
 		return reply(c, "err cannot identify the caller (pid %d): %s", (int)c->cred.pid,
 		             strerror(-pidfd));
-	if ((r = read_chain(s, c->cred.pid, chain_paths, chain, &n)) < 0)
+	if ((r = read_chain(s, c->cred.pid, chain_paths, chain, &n, &req.chain_cut)) < 0)
 		return reply(c, "err cannot read the caller's cgroup: %s", strerror(-r));
 	struct job_scan js = {.jobs = jobs, .names = job_names};
 	_cleanup_close_ int jobsfd = mg_cg_open(s->mountfd, MG_PLACE_JOBS_PARENT);
@@ -300,7 +306,7 @@ static void handle(struct conn *c)
 		         (unsigned)c->cred.uid, v.why);
 		return reply(c, "err %s", v.why);
 	case MG_PLACE_JOB:
-		return place_in_job(c, jobs[v.job].name);
+		return place_in_job(c, jobs[v.job].name, pidfd);
 	case MG_PLACE_RUN:
 		return place_in_run(c, &v, chain, TAKE_FD(pidfd), start);
 	}

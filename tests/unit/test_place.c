@@ -55,6 +55,59 @@ struct decide_case {
 	const char *why_has;
 };
 
+/* A chain cut short (the user nested their own cgroups deeper than
+ * memguardd reads) hides the limits above: refused, whether the rest would
+ * have made a run, unlimited, or a job placement. */
+static void test_decide_chain_cut(void **state)
+{
+	const struct {
+		uid_t uid;
+		const struct mg_place_origin *chain;
+		size_t n;
+	} cases[] = {{1003, session, 3}, {1000, session, 3}, {1003, slurm, 6}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mg_place_request req = {.uid = cases[i].uid, .max_runs_per_uid = 4, .chain_cut = true};
+		struct mg_place_verdict v;
+
+		assert_int_equal(mg_place_decide(&req, cases[i].chain, cases[i].n, jobs, 4, &v),
+		                 MG_PLACE_REFUSE);
+		assert_non_null(strstr(v.why, "nested deeper than memguardd reads"));
+		assert_non_null(strstr(v.why, cases[i].chain[0].path));
+	}
+}
+
+/* Whether a cgroup is in a placed run or job cgroup already, in either
+ * backend: a second placement from inside one would get the job's limit
+ * again. */
+static void test_path_placed_table(void **state)
+{
+	static const struct {
+		const char *path;
+		bool placed;
+	} cases[] = {
+	        {"memguard/user-1000-3/task-1", true},
+	        {"memguard/user-1000-3/supervisor", true},
+	        {"memguard.jobs/41.srv/job", true},
+	        {"memguard.slice/memguard-user-1000-3.scope/task-0", true},
+	        {"memguard.slice/memguard-user-1000-3.scope/a/b/c", true},
+	        {"memguard", false},
+	        {"memguard.slice", false},
+	        {"memguardx/user-1", false},
+	        {"memguard.slicey/a", false},
+	        {"user.slice/user-1000.slice/session-3.scope", false},
+	        {"system.slice/slurmstepd.scope/job_7/step_0/user/task_0", false},
+	        {"", false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case: %s\n", cases[i].path);
+		assert_int_equal(mg_place_path_placed(cases[i].path), cases[i].placed);
+	}
+}
+
 static void test_decide_table(void **state)
 {
 	static const struct mg_place_origin nested[] = {
@@ -226,7 +279,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_decide_table),       cmocka_unit_test(test_job_id_valid),
 	        cmocka_unit_test(test_parse_request),      cmocka_unit_test(test_parse_reply),
-	        cmocka_unit_test(test_ask_without_daemon),
+	        cmocka_unit_test(test_ask_without_daemon), cmocka_unit_test(test_path_placed_table),
+	        cmocka_unit_test(test_decide_chain_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
