@@ -43,6 +43,14 @@ attack_setup() {
 	chown -R mgattacker "$work/attacker"
 }
 
+# attack_stage NAME: the trust tests' stage: jobs=$cgroot/NAME, removed with
+# $work at exit after memguardd stops, and attack_setup /bin/sleep.
+attack_stage() {
+	jobs=$cgroot/$1
+	trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
+	attack_setup /bin/sleep
+}
+
 # delegate USER CGROUP LIMIT: the batch system's part, as root: a job cgroup
 # for USER with a limit only root can change, delegated as systemd delegates
 # (the directory, cgroup.procs, cgroup.subtree_control and cgroup.threads;

@@ -10,9 +10,7 @@
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
-jobs=$cgroot/mgtrust
-trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
-attack_setup /bin/sleep
+attack_stage mgtrust
 
 # A job per user, with a limit only root can change, and a task cgroup in each;
 # the attacker forges on theirs.

@@ -14,9 +14,7 @@
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
-jobs=$cgroot/mgcache
-trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
-attack_setup /bin/sleep
+attack_stage mgcache
 
 lib_files 120
 note "the victim's cache: ${#files[@]} files, $mib MiB"

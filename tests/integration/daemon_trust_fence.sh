@@ -13,9 +13,7 @@
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
-jobs=$cgroot/mgfence
-trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
-attack_setup /bin/sleep
+attack_stage mgfence
 
 # The pump's files: the host's libraries, about 96 MiB of them.
 lib_files 96

@@ -15,9 +15,7 @@
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
-jobs=$cgroot/mgsock
-trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
-attack_setup /bin/sleep
+attack_stage mgsock
 port=7419
 conns=512
 ip link set lo up

@@ -9,9 +9,7 @@
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
 
-jobs=$cgroot/mgwalk
-trap 'stop_daemon; remove_tree "$jobs"; rm -rf "$work"' EXIT
-attack_setup /bin/sleep
+attack_stage mgwalk
 
 two_jobs "$jobs" $((1024 << 20)) $((800 << 20))
 as mgattacker sh -c '
