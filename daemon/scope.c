@@ -456,10 +456,12 @@ static int subtree_is_protected(int cgfd, const char *name, void *userdata)
 
 	(void)name;
 	/* A walk that fails counts as protected, so what the cgroup's owner can
-	 * make fail must not: a threaded cgroup has no cgroup.procs (its
+	 * make fail below it must not: a threaded child has no cgroup.procs (its
 	 * threaded root lists the processes), one removed meanwhile holds none,
-	 * and nesting without end would run out of fds. */
-	if (r == -EOPNOTSUPP || r == -ENODEV || r == -ENOENT)
+	 * and nesting without end would run out of fds. The guarded cgroup
+	 * itself cannot be threaded (it has the memory controller); gone, it is
+	 * no victim. */
+	if (ps->depth > 0 && (r == -EOPNOTSUPP || r == -ENODEV || r == -ENOENT))
 		r = 0;
 	if (r != 0 || ps->depth == MG_PROTECT_WALK_DEPTH)
 		return r;

@@ -136,8 +136,8 @@ bool mg_scope_pid_protected(int procfd, const struct mg_protect *protect, pid_t 
 
 /* 1 when a process in the cgroup subtree (MG_PROTECT_WALK_DEPTH deep) runs a
  * protected executable as its uid (protect being the protect list of
- * memguard.conf), 0 when none, -errno. Threaded cgroups, and cgroups removed
- * meanwhile, are passed over rather than failing the walk: a caller that
- * counts a failed walk as protected must not let the owner fail it. procfd
- * is an fd for /proc. */
+ * memguard.conf), 0 when none, -errno. Threaded cgroups below it, and those
+ * removed meanwhile, are passed over rather than failing the walk: a caller
+ * that counts a failed walk as protected must not let the owner fail it.
+ * procfd is an fd for /proc. */
 int mg_scope_holds_protected(int cgfd, int procfd, const char *protect);

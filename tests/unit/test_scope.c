@@ -852,6 +852,11 @@ static void holds_protected_walk_failures(void **state)
 	ft_write(cg->fd, "task/threaded/inner/cgroup.procs", "302\n");
 	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 1);
 	close(fd);
+	/* The guarded cgroup itself gone: an error, as before (no victim). */
+	ft_mkdir(cg->fd, "gone");
+	fd = ft_open_dir(cg->fd, "gone");
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), -ENOENT);
+	close(fd);
 
 	/* Within MG_PROTECT_WALK_DEPTH root's sshd is found; below it the walk
 	 * stops looking, without an error. */
