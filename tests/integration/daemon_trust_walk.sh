@@ -12,6 +12,10 @@ enable_root_controllers
 attack_stage mgwalk
 
 two_jobs "$jobs" $((1024 << 20)) $((800 << 20))
+# Each task's share as a root launcher records it: the victim's 250 MiB are
+# within theirs, the attacker's runaway soon is not.
+set_share "$jobs/job-v/task" $((450 << 20))
+set_share "$jobs/job-a/task" $((200 << 20))
 as mgattacker sh -c '
 	mkdir "$0/threaded" && echo threaded >"$0/threaded/cgroup.type" &&
 	deep=$0/deep && for _ in $(seq 600); do deep=$deep/d; done && mkdir -p "$deep"' "$jobs/job-a/task" ||
