@@ -60,6 +60,15 @@ bool mg_place_path_placed(const char *path)
 	return false;
 }
 
+bool mg_place_chain_cut(const char *path, size_t max)
+{
+	size_t n = *path != '\0';
+
+	for (const char *p = path; *p; p++)
+		n += *p == '/';
+	return n > max;
+}
+
 enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
                                    size_t n, const struct mg_place_job *jobs, size_t njobs,
                                    struct mg_place_verdict *ret)

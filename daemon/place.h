@@ -85,6 +85,10 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
  * backend's slice, MG_PLACE_SLICE. */
 bool mg_place_path_placed(const char *path);
 
+/* True when path (below the mount, "a/b/c") has more than max components:
+ * a chain read max deep stops short of its outer cgroups and their limits. */
+bool mg_place_chain_cut(const char *path, size_t max);
+
 /* True when s may be a job id: 1 to 64 characters of [A-Za-z0-9._[]-], not
  * starting with '.'. It is only ever compared against directory names. */
 bool mg_place_job_id_valid(const char *s);

@@ -142,7 +142,7 @@ static void reply(struct conn *c, const char *fmt, ...)
 }
 
 /* The caller's cgroup chain, deepest first, with each memory.max; *ret_cut
- * when it goes on above the MAX_CHAIN read. */
+ * when it goes on above the MAX_CHAIN cgroups read. */
 static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[512], struct mg_place_origin *chain,
                       size_t *ret_n, bool *ret_cut)
 {
@@ -177,7 +177,7 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[512], stru
 		n++;
 	}
 	*ret_n = n;
-	*ret_cut = n == MAX_CHAIN && strchr(paths[n - 1], '/');
+	*ret_cut = mg_place_chain_cut(rel, MAX_CHAIN);
 	return 0;
 }
 
@@ -266,9 +266,10 @@ static void place_in_job(struct conn *c, const char *job, int pidfd)
 		return reply(c, "err cannot move the caller into %s: %s", path, strerror(-r));
 	/* Still the process we pinned: a pid recycled meanwhile would have moved a stranger. */
 	if ((r = mg_pidfd_signal(pidfd, 0)) < 0) {
-		log_err("placing pid %d of uid %u in %s: the caller exited, and pid %d may now be another "
-		        "process's: %s",
-		        (int)c->cred.pid, (unsigned)c->cred.uid, path, (int)c->cred.pid, strerror(-r));
+		mg_log(LOG_CRIT,
+		       "placing pid %d of uid %u in %s: the caller exited, and pid %d, now in that job's "
+		       "cgroup, may be another process's: %s",
+		       (int)c->cred.pid, (unsigned)c->cred.uid, path, (int)c->cred.pid, strerror(-r));
 		return reply(c, "err the caller exited while it was placed");
 	}
 	log_info("placed pid %d of uid %u in %s", (int)c->cred.pid, (unsigned)c->cred.uid, path);

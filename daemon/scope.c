@@ -458,9 +458,9 @@ static int subtree_is_protected(int cgfd, const char *name, void *userdata)
 	/* A walk that fails counts as protected, so what the cgroup's owner can
 	 * make fail below it must not: a threaded child has no cgroup.procs (its
 	 * threaded root lists the processes), one removed meanwhile holds none,
-	 * and nesting without end would run out of fds. The guarded cgroup
-	 * itself cannot be threaded (it has the memory controller); gone, it is
-	 * no victim. */
+	 * and nesting without end would run out of fds. The guarded cgroup's own
+	 * errors still count: threaded, it would have no memory controller and
+	 * be no candidate anyway; gone, it is no victim. */
 	if (ps->depth > 0 && (r == -EOPNOTSUPP || r == -ENODEV || r == -ENOENT))
 		r = 0;
 	if (r != 0 || ps->depth == MG_PROTECT_WALK_DEPTH)

@@ -55,6 +55,24 @@ struct decide_case {
 	const char *why_has;
 };
 
+/* Where the chain read (32 cgroups) stops short of the outer cgroups: 32
+ * components are all read, 33 are not. */
+static void test_chain_cut_table(void **state)
+{
+	char at32[128] = "j", at33[128];
+
+	(void)state;
+	for (int i = 1; i < 32; i++)
+		strcat(at32, "/n");
+	snprintf(at33, sizeof(at33), "%s/n", at32);
+	assert_false(mg_place_chain_cut(at32, 32));
+	assert_true(mg_place_chain_cut(at33, 32));
+	assert_false(mg_place_chain_cut("", 32));
+	assert_false(mg_place_chain_cut("a", 1));
+	assert_true(mg_place_chain_cut("a/b", 1));
+	assert_false(mg_place_chain_cut("system.slice/slurmstepd.scope/job_7/step_0/user/task_0", 32));
+}
+
 /* A chain cut short (the user nested their own cgroups deeper than
  * memguardd reads) hides the limits above: refused, whether the rest would
  * have made a run, unlimited, or a job placement. */
@@ -280,7 +298,7 @@ int main(void)
 	        cmocka_unit_test(test_decide_table),       cmocka_unit_test(test_job_id_valid),
 	        cmocka_unit_test(test_parse_request),      cmocka_unit_test(test_parse_reply),
 	        cmocka_unit_test(test_ask_without_daemon), cmocka_unit_test(test_path_placed_table),
-	        cmocka_unit_test(test_decide_chain_cut),
+	        cmocka_unit_test(test_decide_chain_cut),   cmocka_unit_test(test_chain_cut_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

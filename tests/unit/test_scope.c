@@ -835,9 +835,9 @@ static void nest(int fd, unsigned sshd_level)
 
 /* What the owner of a guarded cgroup can make fail must not make it
  * protected (memguardd counts a failed walk as protected): a child without a
- * readable cgroup.procs (a threaded cgroup: EOPNOTSUPP on a kernel; missing
- * here), and nesting deeper than the walk looks. A protected process within
- * reach is still found. */
+ * readable cgroup.procs (a threaded cgroup: EOPNOTSUPP on a kernel, which
+ * daemon_trust_walk.sh makes; ENOENT in a fake tree), and nesting deeper
+ * than the walk looks. A protected process within reach is still found. */
 static void holds_protected_walk_failures(void **state)
 {
 	struct fake_tree *cg = *state;
