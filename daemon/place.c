@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "memguard/units.h"
+#include "memguard/util.h"
 
 bool mg_place_job_id_valid(const char *s)
 {
@@ -54,19 +55,30 @@ bool mg_place_path_placed(const char *path)
 	static const char *const parents[] = {MG_PLACE_RUNS_PARENT "/", MG_PLACE_JOBS_PARENT "/",
 	                                      MG_PLACE_SLICE "/"};
 
-	for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++)
+	for (size_t i = 0; i < MG_ARRAY_SIZE(parents); i++)
 		if (strncmp(path, parents[i], strlen(parents[i])) == 0)
 			return true;
 	return false;
 }
 
-bool mg_place_chain_cut(const char *path, size_t max)
+long mg_place_chain_paths(const char *path, char (*paths)[MG_PLACE_PATH_MAX], size_t max)
 {
-	size_t n = *path != '\0';
+	size_t n;
 
-	for (const char *p = path; *p; p++)
-		n += *p == '/';
-	return n > max;
+	if (strlen(path) >= MG_PLACE_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (max == 0 || !*path)
+		return 0;
+	snprintf(paths[0], MG_PLACE_PATH_MAX, "%s", path);
+	for (n = 1; n < max; n++) {
+		const char *slash = strrchr(paths[n - 1], '/');
+		if (!slash)
+			break;
+		size_t len = (size_t)(slash - paths[n - 1]);
+		memcpy(paths[n], paths[n - 1], len);
+		paths[n][len] = '\0';
+	}
+	return (long)n;
 }
 
 enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
@@ -77,15 +89,15 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 
 	*ret = (struct mg_place_verdict){
 	        .kind = MG_PLACE_REFUSE, .limit = MG_SIZE_UNLIMITED, .limit_from = -1, .tether = -1};
-	if (n > 0 && chain[0].in_placed) {
+	if (n > 0 && mg_place_path_placed(chain[0].path)) {
 		snprintf(ret->why, sizeof(ret->why),
 		         "cgroup %s is a placed run or a job cgroup already: use it directly", chain[0].path);
 		return ret->kind;
 	}
-	if (req->chain_cut) {
+	if (n > 0 && strchr(chain[n - 1].path, '/')) {
 		snprintf(ret->why, sizeof(ret->why),
 		         "cgroup %s is nested deeper than memguardd reads: a limit above it would go unseen",
-		         n > 0 ? chain[0].path : "?");
+		         chain[0].path);
 		return ret->kind;
 	}
 	long job = choose_job(req, jobs, njobs);

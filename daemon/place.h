@@ -26,11 +26,10 @@
 #define MG_PLACE_JOB_LEAF "job"
 
 /* One cgroup of the caller's chain: its own cgroup first, then each ancestor
- * up to (not including) the mount's root. */
+ * up to (not including) the mount's root, as far as memguardd reads it. */
 struct mg_place_origin {
 	const char *path; /* below the mount */
 	uint64_t limit;   /* memory.max, MG_SIZE_UNLIMITED when "max" or absent */
-	bool in_placed;   /* mg_place_path_placed */
 };
 
 /* A prepared job cgroup, MG_PLACE_JOBS_PARENT/<name>. */
@@ -45,7 +44,6 @@ struct mg_place_request {
 	const char *job_hint; /* the job id the launcher saw in its environment, or NULL */
 	unsigned runs_of_uid; /* placed runs this uid has now */
 	unsigned max_runs_per_uid;
-	bool chain_cut; /* the caller's chain is deeper than memguardd reads: the limits above are unknown */
 };
 
 enum mg_place_kind {
@@ -72,9 +70,11 @@ struct mg_place_verdict {
  *   while the job runs, its steps come and go), or to the caller's own
  *   cgroup when nothing is limited (n == 0, the root cgroup: unlimited and
  *   untethered);
- * - refused when the caller is already in a placed run or a job cgroup, or
- *   has max_runs_per_uid runs already, or its chain was cut (chain_cut):
- *   a limit further up would go unseen, and the run would escape it.
+ * - refused when the caller is already in a placed run or a job cgroup
+ *   (mg_place_path_placed), or has max_runs_per_uid runs already, or its
+ *   chain stops short of the top (its outermost cgroup has a parent: the
+ *   caller nested deeper than memguardd reads), where a limit further up
+ *   would go unseen and the run would escape it.
  * n is the chain's length. Returns the kind, also in ret. */
 enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
                                    size_t n, const struct mg_place_job *jobs, size_t njobs,
@@ -85,9 +85,14 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
  * backend's slice, MG_PLACE_SLICE. */
 bool mg_place_path_placed(const char *path);
 
-/* True when path (below the mount, "a/b/c") has more than max components:
- * a chain read max deep stops short of its outer cgroups and their limits. */
-bool mg_place_chain_cut(const char *path, size_t max);
+/* The longest cgroup path below the mount that a chain holds, with its NUL. */
+#define MG_PLACE_PATH_MAX 512
+
+/* paths gets path's chain as memguardd reads it: path (below the mount, no
+ * leading '/'), then each ancestor, at most max of them, so a deeper chain
+ * stops short of the top (mg_place_decide refuses it). Returns how many, or
+ * -ENAMETOOLONG. */
+long mg_place_chain_paths(const char *path, char (*paths)[MG_PLACE_PATH_MAX], size_t max);
 
 /* True when s may be a job id: 1 to 64 characters of [A-Za-z0-9._[]-], not
  * starting with '.'. It is only ever compared against directory names. */

@@ -141,43 +141,27 @@ static void reply(struct conn *c, const char *fmt, ...)
 	(void)send(c->fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* The caller's cgroup chain, deepest first, with each memory.max; *ret_cut
- * when it goes on above the MAX_CHAIN cgroups read. */
-static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[512], struct mg_place_origin *chain,
-                      size_t *ret_n, bool *ret_cut)
+/* The caller's cgroup chain (mg_place_chain_paths, MAX_CHAIN deep at most),
+ * with each memory.max. */
+static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_PATH_MAX],
+                      struct mg_place_origin *chain, size_t *ret_n)
 {
 	_cleanup_free_ char *self = NULL;
-	size_t n = 0;
 	int r = mg_cg_pid_path(s->procfd, pid, &self);
+	long n;
 
 	if (r < 0)
 		return r;
-	const char *rel = self + strspn(self, "/");
-	if (strlen(rel) >= sizeof(paths[0]))
-		return -ENAMETOOLONG;
-	snprintf(paths[0], sizeof(paths[0]), "%s", rel);
-	while (n < MAX_CHAIN && paths[n][0]) {
-		_cleanup_close_ int fd = mg_cg_open(s->mountfd, paths[n]);
+	if ((n = mg_place_chain_paths(self + strspn(self, "/"), paths, MAX_CHAIN)) < 0)
+		return (int)n;
+	for (long i = 0; i < n; i++) {
+		_cleanup_close_ int fd = mg_cg_open(s->mountfd, paths[i]);
 		uint64_t max = MG_SIZE_UNLIMITED;
 		if (fd >= 0 && mg_cg_read_u64(fd, "memory.max", &max) < 0)
 			max = MG_SIZE_UNLIMITED;
-		chain[n] = (struct mg_place_origin){
-		        .path = paths[n],
-		        .limit = max,
-		        .in_placed = mg_place_path_placed(paths[n]),
-		};
-		if (n + 1 < MAX_CHAIN) {
-			memcpy(paths[n + 1], paths[n], sizeof(paths[0]));
-			char *slash = strrchr(paths[n + 1], '/');
-			if (slash)
-				*slash = '\0';
-			else
-				paths[n + 1][0] = '\0';
-		}
-		n++;
+		chain[i] = (struct mg_place_origin){.path = paths[i], .limit = max};
 	}
-	*ret_n = n;
-	*ret_cut = mg_place_chain_cut(rel, MAX_CHAIN);
+	*ret_n = (size_t)n;
 	return 0;
 }
 
@@ -278,14 +262,14 @@ static void place_in_job(struct conn *c, const char *job, int pidfd)
 
 static void handle(struct conn *c)
 {
-	static char chain_paths[MAX_CHAIN][512], job_names[MAX_JOBS][72];
+	static char chain_paths[MAX_CHAIN][MG_PLACE_PATH_MAX], job_names[MAX_JOBS][72];
 	static struct mg_place_origin chain[MAX_CHAIN];
 	static struct mg_place_job jobs[MAX_JOBS];
 	struct mg_placesvc *s = c->svc;
 	struct mg_place_request req = {.uid = c->cred.uid, .max_runs_per_uid = s->max_runs_per_uid};
 	struct mg_place_verdict v;
 	uint64_t start;
-	size_t n;
+	size_t n = 0;
 	int r;
 
 	if (mg_place_parse_request(c->buf, &req.job_hint) < 0)
@@ -294,7 +278,7 @@ static void handle(struct conn *c)
 	if (pidfd < 0)
 		return reply(c, "err cannot identify the caller (pid %d): %s", (int)c->cred.pid,
 		             strerror(-pidfd));
-	if ((r = read_chain(s, c->cred.pid, chain_paths, chain, &n, &req.chain_cut)) < 0)
+	if ((r = read_chain(s, c->cred.pid, chain_paths, chain, &n)) < 0)
 		return reply(c, "err cannot read the caller's cgroup: %s", strerror(-r));
 	struct job_scan js = {.jobs = jobs, .names = job_names};
 	_cleanup_close_ int jobsfd = mg_cg_open(s->mountfd, MG_PLACE_JOBS_PARENT);

@@ -12,6 +12,7 @@
 
 #include "askplace.h"
 #include "memguard/units.h"
+#include "memguard/util.h"
 #include "place.h"
 
 #define MiB (1ull << 20)
@@ -55,45 +56,73 @@ struct decide_case {
 	const char *why_has;
 };
 
-/* Where the chain read (32 cgroups) stops short of the outer cgroups: 32
- * components are all read, 33 are not. */
-static void test_chain_cut_table(void **state)
+/* chain gets path's chain as memguardd reads it (32 deep, MAX_CHAIN in
+ * placesvc.c), its paths in paths; returns its length. */
+static size_t read_like_memguardd(const char *path, char (*paths)[MG_PLACE_PATH_MAX],
+                                  struct mg_place_origin *chain)
 {
-	char at32[128] = "j", at33[128];
+	long n = mg_place_chain_paths(path, paths, 32);
 
-	(void)state;
-	for (int i = 1; i < 32; i++)
-		strcat(at32, "/n");
-	snprintf(at33, sizeof(at33), "%s/n", at32);
-	assert_false(mg_place_chain_cut(at32, 32));
-	assert_true(mg_place_chain_cut(at33, 32));
-	assert_false(mg_place_chain_cut("", 32));
-	assert_false(mg_place_chain_cut("a", 1));
-	assert_true(mg_place_chain_cut("a/b", 1));
-	assert_false(mg_place_chain_cut("system.slice/slurmstepd.scope/job_7/step_0/user/task_0", 32));
+	assert_true(n >= 0);
+	for (long i = 0; i < n; i++)
+		chain[i] = (struct mg_place_origin){.path = paths[i], .limit = NONE};
+	return (size_t)n;
 }
 
-/* A chain cut short (the user nested their own cgroups deeper than
- * memguardd reads) hides the limits above: refused, whether the rest would
- * have made a run, unlimited, or a job placement. */
+/* The chain of a path, deepest first and cut at max. */
+static void test_chain_paths(void **state)
+{
+	static char paths[4][MG_PLACE_PATH_MAX], long_path[MG_PLACE_PATH_MAX + 1];
+
+	(void)state;
+	assert_int_equal(mg_place_chain_paths("a/b/c", paths, 4), 3);
+	assert_string_equal(paths[0], "a/b/c");
+	assert_string_equal(paths[1], "a/b");
+	assert_string_equal(paths[2], "a");
+	assert_int_equal(mg_place_chain_paths("a/b/c/d/e", paths, 4), 4);
+	assert_string_equal(paths[3], "a/b");
+	assert_int_equal(mg_place_chain_paths("", paths, 4), 0);
+	memset(long_path, 'x', MG_PLACE_PATH_MAX);
+	assert_int_equal(mg_place_chain_paths(long_path, paths, 4), -ENAMETOOLONG);
+}
+
+/* A chain that stops short of the top (the user nested their own cgroups
+ * deeper than memguardd reads) hides the limits above: refused, whether the
+ * rest would have made a run, an unlimited one, or a job placement. 32
+ * cgroups are all read; 33 are not. */
 static void test_decide_chain_cut(void **state)
 {
+	static const struct mg_place_origin cut[] = {{.path = "job/n/n", .limit = NONE},
+	                                             {.path = "job/n", .limit = NONE}};
+	static char paths[32][MG_PLACE_PATH_MAX];
+	static struct mg_place_origin chain[32];
+	char deep[128] = "job";
 	const struct {
 		uid_t uid;
 		const struct mg_place_origin *chain;
 		size_t n;
-	} cases[] = {{1003, session, 3}, {1000, session, 3}, {1003, slurm, 6}};
+	} cases[] = {{1003, cut, 2}, {1000, cut, 2}, {1003, cut, 1}};
+	struct mg_place_request req = {.max_runs_per_uid = 4};
+	struct mg_place_verdict v;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct mg_place_request req = {.uid = cases[i].uid, .max_runs_per_uid = 4, .chain_cut = true};
-		struct mg_place_verdict v;
-
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		req.uid = cases[i].uid;
 		assert_int_equal(mg_place_decide(&req, cases[i].chain, cases[i].n, jobs, 4, &v),
 		                 MG_PLACE_REFUSE);
 		assert_non_null(strstr(v.why, "nested deeper than memguardd reads"));
 		assert_non_null(strstr(v.why, cases[i].chain[0].path));
 	}
+
+	req.uid = 1003;
+	for (int i = 1; i < 32; i++)
+		strcat(deep, "/n");
+	assert_int_equal(mg_place_decide(&req, chain, read_like_memguardd(deep, paths, chain), jobs, 4, &v),
+	                 MG_PLACE_RUN);
+	strcat(deep, "/n");
+	assert_int_equal(mg_place_decide(&req, chain, read_like_memguardd(deep, paths, chain), jobs, 4, &v),
+	                 MG_PLACE_REFUSE);
+	assert_non_null(strstr(v.why, "nested deeper than memguardd reads"));
 }
 
 /* Whether a cgroup is in a placed run or job cgroup already, in either
@@ -120,7 +149,7 @@ static void test_path_placed_table(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
 		print_message("case: %s\n", cases[i].path);
 		assert_int_equal(mg_place_path_placed(cases[i].path), cases[i].placed);
 	}
@@ -129,8 +158,8 @@ static void test_path_placed_table(void **state)
 static void test_decide_table(void **state)
 {
 	static const struct mg_place_origin nested[] = {
-	        {.path = "memguard/user-1000-3/task-1", .limit = 100 * MiB, .in_placed = true},
-	        {.path = "memguard/user-1000-3", .limit = 400 * MiB, .in_placed = true},
+	        {.path = "memguard/user-1000-3/task-1", .limit = 100 * MiB},
+	        {.path = "memguard/user-1000-3", .limit = 400 * MiB},
 	        {.path = "memguard", .limit = NONE},
 	};
 	static const struct mg_place_origin tighter_inside[] = {
@@ -298,7 +327,7 @@ int main(void)
 	        cmocka_unit_test(test_decide_table),       cmocka_unit_test(test_job_id_valid),
 	        cmocka_unit_test(test_parse_request),      cmocka_unit_test(test_parse_reply),
 	        cmocka_unit_test(test_ask_without_daemon), cmocka_unit_test(test_path_placed_table),
-	        cmocka_unit_test(test_decide_chain_cut),   cmocka_unit_test(test_chain_cut_table),
+	        cmocka_unit_test(test_decide_chain_cut),   cmocka_unit_test(test_chain_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
