@@ -50,6 +50,15 @@ static long choose_job(const struct mg_place_request *req, const struct mg_place
 	return !req->job_hint && owned == 1 ? found : -1;
 }
 
+/* True when root is the limit root of one of the caller's runs. */
+static bool limit_root_held(const struct mg_place_request *req, const char *root)
+{
+	for (unsigned i = 0; root && i < req->runs_of_uid; i++)
+		if (strcmp(req->run_roots[i], root) == 0)
+			return true;
+	return false;
+}
+
 bool mg_place_path_placed(const char *path)
 {
 	static const char *const parents[] = {MG_PLACE_RUNS_PARENT "/", MG_PLACE_JOBS_PARENT "/",
@@ -87,8 +96,11 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 {
 	char s[MG_SIZE_STRLEN];
 
-	*ret = (struct mg_place_verdict){
-	        .kind = MG_PLACE_REFUSE, .limit = MG_SIZE_UNLIMITED, .limit_from = -1, .tether = -1};
+	*ret = (struct mg_place_verdict){.kind = MG_PLACE_REFUSE,
+	                                 .limit = MG_SIZE_UNLIMITED,
+	                                 .limit_from = -1,
+	                                 .tether = -1,
+	                                 .limit_root = -1};
 	if (n > 0 && mg_place_path_placed(chain[0].path)) {
 		snprintf(ret->why, sizeof(ret->why),
 		         "cgroup %s is a placed run or a job cgroup already: use it directly", chain[0].path);
@@ -115,10 +127,20 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 	}
 	/* The smallest limit; of equal ones the outermost, which outlives job steps. */
 	for (size_t i = 0; i < n; i++) {
-		if (chain[i].limit == MG_SIZE_UNLIMITED || chain[i].limit > ret->limit)
+		if (chain[i].limit == MG_SIZE_UNLIMITED)
+			continue;
+		ret->limit_root = (long)i;
+		if (chain[i].limit > ret->limit)
 			continue;
 		ret->limit = chain[i].limit;
 		ret->limit_from = (long)i;
+	}
+	if (limit_root_held(req, ret->limit_root >= 0 ? chain[ret->limit_root].path : NULL)) {
+		snprintf(ret->why, sizeof(ret->why),
+		         "another placed run of this user already takes the limit of cgroup %s, and a job's "
+		         "limit covers one placed run at a time",
+		         chain[ret->limit_root].path);
+		return ret->kind;
 	}
 	ret->kind = MG_PLACE_RUN;
 	/* In the root cgroup (no chain: a node without systemd) nothing to end with. */

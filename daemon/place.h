@@ -43,6 +43,9 @@ struct mg_place_request {
 	uid_t uid;            /* SO_PEERCRED, re-checked against the pinned process */
 	const char *job_hint; /* the job id the launcher saw in its environment, or NULL */
 	unsigned runs_of_uid; /* placed runs this uid has now */
+	/* Their limit roots (below), runs_of_uid of them, "" for a run without
+	 * one; NULL when runs_of_uid is 0. */
+	const char *const *run_roots;
 	unsigned max_runs_per_uid;
 };
 
@@ -58,8 +61,15 @@ struct mg_place_verdict {
 	uint64_t limit;  /* MG_PLACE_RUN: the smallest limit of the chain, MG_SIZE_UNLIMITED if none */
 	long limit_from; /* index into the chain of the outermost cgroup holding that limit, -1 if none */
 	long tether;     /* index into the chain of the cgroup the run ends with, -1 for none */
+	long limit_root; /* index into the chain of its limit root (below), -1 for none */
 	char why[256];   /* for REFUSE: the reason; otherwise where the limit came from, in words */
 };
+
+/* A run's limit root is the outermost cgroup of its caller's chain with a
+ * memory.max. Every limit the run takes lies at or below it, so two chains
+ * share a limit exactly when they have the same limit root. A placed run is
+ * outside the job's cgroup: two runs from one job would each take the job's
+ * whole limit. */
 
 /* Decides where the caller's run goes:
  * - a job cgroup owned by the caller's uid, chosen by the hint (or the only
@@ -70,6 +80,9 @@ struct mg_place_verdict {
  *   while the job runs, its steps come and go), or to the caller's own
  *   cgroup when nothing is limited (n == 0, the root cgroup: unlimited and
  *   untethered);
+ * - refused when another run of the caller's uid has the same limit root
+ *   (a job's limit covers one placed run at a time; the launcher then runs
+ *   in the job's own cgroup, where the job's limit holds);
  * - refused when the caller is already in a placed run or a job cgroup
  *   (mg_place_path_placed), or has max_runs_per_uid runs already, or its
  *   chain stops short of the top (its outermost cgroup has a parent: the

@@ -22,7 +22,6 @@
 #include "memguard/util.h"
 #include "place.h"
 
-#define MAX_RUNS 1024
 #define REMOVE_RETRY_USEC 100000ull
 #define REMOVE_TRIES 100
 /* How long systemd may take to start a scope with the caller in it. */
@@ -35,6 +34,7 @@ struct run {
 	struct mg_runs *runs;
 	char path[160]; /* below the mount */
 	char tether[512];
+	char limit_root[512];
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
@@ -55,7 +55,7 @@ struct mg_runs {
 	char mount[PATH_MAX];
 	uint64_t grace_usec;
 	unsigned seq;
-	struct run *run[MAX_RUNS];
+	struct run *run[MG_RUNS_MAX];
 };
 
 const char *mg_runs_backend(const struct mg_runs *runs)
@@ -63,12 +63,13 @@ const char *mg_runs_backend(const struct mg_runs *runs)
 	return runs->bus ? "systemd" : "cgroupfs";
 }
 
-unsigned mg_runs_of_uid(const struct mg_runs *runs, uid_t uid)
+unsigned mg_runs_of_uid(const struct mg_runs *runs, uid_t uid, const char **ret_roots)
 {
 	unsigned n = 0;
 
-	for (size_t i = 0; i < MAX_RUNS; i++)
-		n += runs->run[i] && runs->run[i]->uid == uid;
+	for (size_t i = 0; i < MG_RUNS_MAX; i++)
+		if (runs->run[i] && runs->run[i]->uid == uid)
+			ret_roots[n++] = runs->run[i]->limit_root;
 	return n;
 }
 
@@ -79,7 +80,7 @@ void mg_runs_set_grace(struct mg_runs *runs, uint64_t grace_usec)
 
 static struct run *run_new(struct mg_runs *runs)
 {
-	for (size_t i = 0; i < MAX_RUNS; i++) {
+	for (size_t i = 0; i < MG_RUNS_MAX; i++) {
 		if (runs->run[i])
 			continue;
 		struct run *run = calloc(1, sizeof(*run));
@@ -92,7 +93,7 @@ static struct run *run_new(struct mg_runs *runs)
 
 static void run_free(struct run *run)
 {
-	for (size_t i = 0; i < MAX_RUNS; i++)
+	for (size_t i = 0; i < MG_RUNS_MAX; i++)
 		if (run->runs->run[i] == run)
 			run->runs->run[i] = NULL;
 	if (run->starting && run->done)
@@ -272,7 +273,8 @@ static int finish(struct run *run)
 		return r;
 	/* Root's word on the run, kept in the tree for the next memguardd. */
 	if ((r = mg_contract_set_launcher(cg, run->pid, run->start)) < 0 ||
-	    (run->tether[0] && (r = mg_contract_set_tether(cg, run->tether)) < 0))
+	    (run->tether[0] && (r = mg_contract_set_tether(cg, run->tether)) < 0) ||
+	    (run->limit_root[0] && (r = mg_contract_set_limit_root(cg, run->limit_root)) < 0))
 		log_warn("record the launcher of %s: %s: a restarted memguardd will not know it", run->path,
 		         strerror(-r));
 	return 0;
@@ -402,8 +404,8 @@ static int create_scope(struct run *run)
 	return 0;
 }
 
-int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, uint64_t start, uint64_t limit,
-                   const char *tether, mg_run_done_t done, void *userdata)
+int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, const struct mg_run_spec *spec,
+                   mg_run_done_t done, void *userdata)
 {
 	struct run *run = run_new(runs);
 	int r;
@@ -416,9 +418,10 @@ int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, ui
 	run->gid = cred->gid;
 	run->pid = cred->pid;
 	run->pidfd = pidfd;
-	run->start = start;
-	run->limit = limit;
-	snprintf(run->tether, sizeof(run->tether), "%s", tether);
+	run->start = spec->start;
+	run->limit = spec->limit;
+	snprintf(run->tether, sizeof(run->tether), "%s", spec->tether);
+	snprintf(run->limit_root, sizeof(run->limit_root), "%s", spec->limit_root);
 	if ((r = runs->bus ? create_scope(run) : create_cgroupfs(run)) < 0) {
 		run_free(run);
 		return r;
@@ -462,6 +465,7 @@ static int adopt(int fd, const char *name, void *userdata)
 		}
 	}
 	(void)mg_contract_get_tether(fd, run->tether, sizeof(run->tether));
+	(void)mg_contract_get_limit_root(fd, run->limit_root, sizeof(run->limit_root));
 	log_info("placed run %s: adopted (launcher %s)", run->path, run->pidfd >= 0 ? "running" : "gone");
 	if (run->pidfd < 0)
 		on_launcher_exit(NULL, -1, 0, run);
@@ -527,7 +531,7 @@ void mg_runs_free(struct mg_runs *runs)
 {
 	if (!runs)
 		return;
-	for (size_t i = 0; i < MAX_RUNS; i++)
+	for (size_t i = 0; i < MG_RUNS_MAX; i++)
 		if (runs->run[i]) {
 			runs->run[i]->starting = false; /* no callbacks into a service going away */
 			run_free(runs->run[i]);

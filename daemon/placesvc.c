@@ -226,8 +226,14 @@ static void place_in_run(struct conn *c, const struct mg_place_verdict *v,
 	c->timer = sd_event_source_disable_unref(c->timer);
 	c->io = sd_event_source_disable_unref(c->io);
 	c->awaiting = true;
-	r = mg_runs_create(c->svc->runs, &c->cred, pidfd, start, v->limit,
-	                   v->tether >= 0 ? chain[v->tether].path : "", on_run_made, c);
+	r = mg_runs_create(c->svc->runs, &c->cred, pidfd,
+	                   &(struct mg_run_spec){
+	                           .start = start,
+	                           .limit = v->limit,
+	                           .tether = v->tether >= 0 ? chain[v->tether].path : "",
+	                           .limit_root = v->limit_root >= 0 ? chain[v->limit_root].path : "",
+	                   },
+	                   on_run_made, c);
 	if (r < 0) {
 		c->awaiting = false;
 		reply(c, "err cannot make a cgroup for the run: %s", strerror(-r));
@@ -265,6 +271,7 @@ static void handle(struct conn *c)
 	static char chain_paths[MAX_CHAIN][MG_PLACE_PATH_MAX], job_names[MAX_JOBS][72];
 	static struct mg_place_origin chain[MAX_CHAIN];
 	static struct mg_place_job jobs[MAX_JOBS];
+	static const char *run_roots[MG_RUNS_MAX];
 	struct mg_placesvc *s = c->svc;
 	struct mg_place_request req = {.uid = c->cred.uid, .max_runs_per_uid = s->max_runs_per_uid};
 	struct mg_place_verdict v;
@@ -284,7 +291,8 @@ static void handle(struct conn *c)
 	_cleanup_close_ int jobsfd = mg_cg_open(s->mountfd, MG_PLACE_JOBS_PARENT);
 	if (jobsfd >= 0)
 		(void)mg_cg_for_each_child(jobsfd, add_job, &js);
-	req.runs_of_uid = mg_runs_of_uid(s->runs, c->cred.uid);
+	req.runs_of_uid = mg_runs_of_uid(s->runs, c->cred.uid, run_roots);
+	req.run_roots = run_roots;
 	switch (mg_place_decide(&req, chain, n, jobs, js.n, &v)) {
 	case MG_PLACE_REFUSE:
 		log_info("placement for pid %d of uid %u refused: %s", (int)c->cred.pid,

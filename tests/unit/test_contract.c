@@ -194,19 +194,33 @@ static void fence_saved_high(void **state)
 	close(cg);
 }
 
-/* A placed run's tether, for a restarted memguardd. */
+/* A placed run's tether and limit root, for a restarted memguardd: root's
+ * word only. */
 static void tether_record(void **state)
 {
+	static const struct {
+		const char *forged;
+		int (*set)(int cgfd, const char *path);
+		int (*get)(int cgfd, char *buf, size_t size);
+		const char *path;
+	} records[] = {
+	        {"user.memguard.tether", mg_contract_set_tether, mg_contract_get_tether,
+	         "system.slice/x_slurmstepd.scope/job_7"},
+	        {"user.memguard.limit_root", mg_contract_set_limit_root, mg_contract_get_limit_root,
+	         "system.slice"},
+	};
 	struct fake_tree *t = *state;
 	int cg = ft_open_dir(t->fd, "task");
 	char buf[64];
 
-	assert_int_equal(mg_contract_get_tether(cg, buf, sizeof(buf)), -ENODATA);
-	assert_int_equal(fsetxattr(cg, "user.memguard.tether", "x", 1, 0), 0);
-	assert_int_equal(mg_contract_get_tether(cg, buf, sizeof(buf)), -ENODATA);
-	assert_int_equal(mg_contract_set_tether(cg, "system.slice/x_slurmstepd.scope/job_7"), 0);
-	assert_int_equal(mg_contract_get_tether(cg, buf, sizeof(buf)), 37);
-	assert_string_equal(buf, "system.slice/x_slurmstepd.scope/job_7");
+	for (size_t i = 0; i < MG_ARRAY_SIZE(records); i++) {
+		assert_int_equal(records[i].get(cg, buf, sizeof(buf)), -ENODATA);
+		assert_int_equal(fsetxattr(cg, records[i].forged, "x", 1, 0), 0);
+		assert_int_equal(records[i].get(cg, buf, sizeof(buf)), -ENODATA);
+		assert_int_equal(records[i].set(cg, records[i].path), 0);
+		assert_int_equal(records[i].get(cg, buf, sizeof(buf)), (int)strlen(records[i].path));
+		assert_string_equal(buf, records[i].path);
+	}
 	close(cg);
 }
 

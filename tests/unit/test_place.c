@@ -219,6 +219,57 @@ static void test_decide_table(void **state)
 	}
 }
 
+/* A job's limit covers one placed run of a user at a time: a run whose limit
+ * root (the outermost limited cgroup of the chain) another run of the same
+ * user has is refused, whichever cgroup below it set the smaller limit. */
+static void test_decide_one_run_per_limit_root(void **state)
+{
+	static const struct mg_place_origin step[] = {
+	        {.path = "s/job_8/step_0", .limit = 100 * MiB},
+	        {.path = "s/job_8", .limit = 1024 * MiB},
+	        {.path = "s", .limit = NONE},
+	};
+	static const char *const job7[] = {"system.slice/n_slurmstepd.scope/job_7"};
+	static const char *const others[] = {"", "system.slice/n_slurmstepd.scope/job_8", "s/job_8/step_1"};
+	static const char *const job8[] = {"", "s/job_8"};
+	static const struct {
+		const char *name;
+		uid_t uid;
+		const struct mg_place_origin *chain;
+		size_t n;
+		const char *const *roots;
+		unsigned nroots;
+		enum mg_place_kind kind;
+		long limit_root;
+	} cases[] = {
+	        {"a second run from the same job", 1003, slurm, 6, job7, 1, MG_PLACE_REFUSE, 3},
+	        {"runs from other jobs, and an unlimited one", 1003, slurm, 6, others, 3, MG_PLACE_RUN, 3},
+	        {"no limit: nothing to share", 1003, session, 3, job7, 1, MG_PLACE_RUN, -1},
+	        {"the step's smaller limit, the job's root", 1003, step, 3, others, 3, MG_PLACE_RUN, 1},
+	        {"a run from another step of that job", 1003, step, 3, job8, 2, MG_PLACE_REFUSE, 1},
+	        {"a job cgroup the prologue prepared is shared anyway", 1000, session, 3, job7, 1,
+	         MG_PLACE_JOB, -1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_place_request req = {.uid = cases[i].uid,
+		                               .runs_of_uid = cases[i].nroots,
+		                               .run_roots = cases[i].roots,
+		                               .max_runs_per_uid = 4};
+		struct mg_place_verdict v;
+
+		print_message("case: %s\n", cases[i].name);
+		assert_int_equal(mg_place_decide(&req, cases[i].chain, cases[i].n, jobs, 4, &v),
+		                 cases[i].kind);
+		assert_int_equal(v.limit_root, cases[i].limit_root);
+		if (cases[i].kind == MG_PLACE_REFUSE) {
+			assert_non_null(strstr(v.why, "already takes the limit of cgroup"));
+			assert_non_null(strstr(v.why, cases[i].chain[cases[i].limit_root].path));
+		}
+	}
+}
+
 static void test_job_id_valid(void **state)
 {
 	assert_true(mg_place_job_id_valid("123.srv"));
@@ -324,10 +375,15 @@ static void test_ask_without_daemon(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_decide_table),       cmocka_unit_test(test_job_id_valid),
-	        cmocka_unit_test(test_parse_request),      cmocka_unit_test(test_parse_reply),
-	        cmocka_unit_test(test_ask_without_daemon), cmocka_unit_test(test_path_placed_table),
-	        cmocka_unit_test(test_decide_chain_cut),   cmocka_unit_test(test_chain_paths),
+	        cmocka_unit_test(test_decide_table),
+	        cmocka_unit_test(test_job_id_valid),
+	        cmocka_unit_test(test_parse_request),
+	        cmocka_unit_test(test_parse_reply),
+	        cmocka_unit_test(test_ask_without_daemon),
+	        cmocka_unit_test(test_path_placed_table),
+	        cmocka_unit_test(test_decide_chain_cut),
+	        cmocka_unit_test(test_chain_paths),
+	        cmocka_unit_test(test_decide_one_run_per_limit_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,9 @@
 # 3. scancel of a job whose script runs memguard without exec: the launcher, placed by memguardd
 #    outside the step's cgroup and tethered to the job, tells its tasks (SIGTERM), writes its report,
 #    and nothing of the job (process or cgroup) outlives it;
-# 4. the same for a job of root's.
+# 4. the same for a job of root's;
+# 5. two memguard at once in one job: the first placed, the second refused a run of its own (it would
+#    take the job's limit again) and run in the job's own cgroup, degraded, under the job's limit.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=slurm_lib.sh
@@ -64,6 +66,16 @@ report_read() {
 	)" || slurm_fail "cannot read the report $1"
 }
 
+# run_job SCRIPT WHAT: submits SCRIPT with --mem=JOB_MEM_MIB, waits for its end and shows its
+# output; sets id and out.
+run_job() {
+	id=$(slurm_submit "$1" --mem="${JOB_MEM_MIB}M")
+	note "[${SECONDS}s] job $id: $2"
+	slurm_wait_end "$id"
+	out=$(slurm_job_out "$id")
+	sed 's/^/    job: /' "$out"
+}
+
 trap 'slurm_down; rm -rf "$work"' EXIT
 slurm_up
 memguardd_up
@@ -76,11 +88,7 @@ cat >"$work/steady.sh" <<-'EOF'
 	cat /proc/self/cgroup >"$HOME/steady.cgroup"
 	memguard -n 4 --report "$HOME/r1.json" -- memhog -H 2000 32
 EOF
-id=$(slurm_submit "$work/steady.sh" --mem="${JOB_MEM_MIB}M")
-note "[${SECONDS}s] job $id: steady, --mem=${JOB_MEM_MIB}M"
-slurm_wait_end "$id"
-out=$(slurm_job_out "$id")
-sed 's/^/    job: /' "$out"
+run_job "$work/steady.sh" "steady, --mem=${JOB_MEM_MIB}M"
 slurm_assert_eq "$(slurm_field "$id" JobState)" COMPLETED "job $id state (scontrol)"
 slurm_assert_eq "$(slurm_field "$id" ExitCode)" 0:0 "job $id exit code (scontrol)"
 slurm_assert_eq "$(slurm_jobcomp_field "$id" JobState)" COMPLETED "job $id state (jobcomp)"
@@ -122,11 +130,7 @@ cat >"$work/runaway.sh" <<-'EOF'
 	memguard -n 4 --report "$HOME/r2.json" -- sh -c \
 		'if [ "$MEMGUARD_TASK" = 2 ]; then exec memhog -s 1 -d 20 inf; else exec memhog -H 3000 16; fi'
 EOF
-id=$(slurm_submit "$work/runaway.sh" --mem="${JOB_MEM_MIB}M")
-note "[${SECONDS}s] job $id: a runaway among steady tasks"
-slurm_wait_end "$id"
-out=$(slurm_job_out "$id")
-sed 's/^/    job: /' "$out"
+run_job "$work/runaway.sh" "a runaway among steady tasks"
 report_read "$home/r2.json"
 slurm_assert_eq "$r_mode" "$EXPECT_MODE" "memguard's mode inside the job"
 read -r s0 s1 status s3 <<<"$r_statuses"
@@ -223,6 +227,34 @@ scancel_job "$slurm_user" "$home/r3.json" slurm_submit "$work/cancel.sh" --mem="
 scancel_job root /root/r4.json submit_as_root "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
 	--export=ALL,REPORT=/root/r4.json
 
+# ---- 5. two memguard at once in one job ---------------------------------------------------------
+if [ "$EXPECT_MODE" = cgroup ]; then
+	cat >"$work/two.sh" <<-'EOF'
+		#!/bin/bash
+		memguard -n 1 --report "$HOME/r5a.json" -- sleep 6 &
+		for _ in $(seq 200); do
+			ls -d /sys/fs/cgroup/memguard.slice/memguard-user-"$(id -u)"-*.scope >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+		memguard -n 1 --report "$HOME/r5b.json" -- sh -c 'cut -d: -f3 /proc/self/cgroup >"$HOME/r5b.cgroup"'
+		wait
+	EOF
+	run_job "$work/two.sh" "two memguard at once"
+	slurm_assert_eq "$(slurm_field "$id" JobState)" COMPLETED "job $id state (scontrol)"
+	report_read "$home/r5a.json"
+	slurm_assert_eq "$r_mode" cgroup "the first memguard's mode"
+	report_read "$home/r5b.json"
+	slurm_assert_eq "$r_mode" degraded "the second memguard's mode"
+	case $(cat "$home/r5b.cgroup") in
+	/system.slice/*slurmstepd.scope/job_"$id"/*) ;;
+	*) slurm_fail "job $id: the second memguard's task ran in $(cat "$home/r5b.cgroup"), not in the job" ;;
+	esac
+	grep -q "already takes the limit of cgroup system.slice/.*job_$id" "$out" ||
+		slurm_fail "job $id: the second memguard did not say why it ran degraded"
+	slurm_assert_gone "$id"
+	assert_no_placed_run
+fi
+
 left=$(find "$cgroot" -type d \( -name 'run-*' -o -name 'task-*' -o -name 'memguard-user-*' \) 2>/dev/null || true)
 [ -z "$left" ] || slurm_fail "memguard cgroups left behind: $left"
-note "[${SECONDS}s] all 4 jobs as expected (mode $EXPECT_MODE)"
+note "[${SECONDS}s] all jobs as expected (mode $EXPECT_MODE)"
