@@ -100,6 +100,8 @@ bool mg_place_path_placed(const char *path);
 
 /* The longest cgroup path below the mount that a chain holds, with its NUL. */
 #define MG_PLACE_PATH_MAX 512
+/* How many cgroups of the caller's chain memguardd reads. */
+#define MG_PLACE_CHAIN_MAX 32
 
 /* paths gets path's chain as memguardd reads it: path (below the mount, no
  * leading '/'), then each ancestor, at most max of them, so a deeper chain

@@ -30,7 +30,6 @@
 #define MAX_CONNS 64
 #define MAX_CONNS_PER_UID 8
 #define MAX_JOBS 256
-#define MAX_CHAIN 32
 #define REQUEST_MAX 256
 #define CONN_TIMEOUT_USEC (2 * 1000000ull)
 #define REMOVE_RETRY_USEC 100000ull
@@ -141,7 +140,7 @@ static void reply(struct conn *c, const char *fmt, ...)
 	(void)send(c->fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* The caller's cgroup chain (mg_place_chain_paths, MAX_CHAIN deep at most),
+/* The caller's cgroup chain (mg_place_chain_paths, MG_PLACE_CHAIN_MAX deep at most),
  * with each memory.max. */
 static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_PATH_MAX],
                       struct mg_place_origin *chain, size_t *ret_n)
@@ -152,7 +151,7 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_P
 
 	if (r < 0)
 		return r;
-	if ((n = mg_place_chain_paths(self + strspn(self, "/"), paths, MAX_CHAIN)) < 0)
+	if ((n = mg_place_chain_paths(self + strspn(self, "/"), paths, MG_PLACE_CHAIN_MAX)) < 0)
 		return (int)n;
 	for (long i = 0; i < n; i++) {
 		_cleanup_close_ int fd = mg_cg_open(s->mountfd, paths[i]);
@@ -268,8 +267,8 @@ static void place_in_job(struct conn *c, const char *job, int pidfd)
 
 static void handle(struct conn *c)
 {
-	static char chain_paths[MAX_CHAIN][MG_PLACE_PATH_MAX], job_names[MAX_JOBS][72];
-	static struct mg_place_origin chain[MAX_CHAIN];
+	static char chain_paths[MG_PLACE_CHAIN_MAX][MG_PLACE_PATH_MAX], job_names[MAX_JOBS][72];
+	static struct mg_place_origin chain[MG_PLACE_CHAIN_MAX];
 	static struct mg_place_job jobs[MAX_JOBS];
 	static const char *run_roots[MG_RUNS_MAX];
 	struct mg_placesvc *s = c->svc;

@@ -56,12 +56,12 @@ struct decide_case {
 	const char *why_has;
 };
 
-/* chain gets path's chain as memguardd reads it (32 deep, MAX_CHAIN in
- * placesvc.c), its paths in paths; returns its length. */
+/* chain gets path's chain as memguardd reads it (MG_PLACE_CHAIN_MAX deep),
+ * its paths in paths; returns its length. */
 static size_t read_like_memguardd(const char *path, char (*paths)[MG_PLACE_PATH_MAX],
                                   struct mg_place_origin *chain)
 {
-	long n = mg_place_chain_paths(path, paths, 32);
+	long n = mg_place_chain_paths(path, paths, MG_PLACE_CHAIN_MAX);
 
 	assert_true(n >= 0);
 	for (long i = 0; i < n; i++)
@@ -88,14 +88,14 @@ static void test_chain_paths(void **state)
 
 /* A chain that stops short of the top (the user nested their own cgroups
  * deeper than memguardd reads) hides the limits above: refused, whether the
- * rest would have made a run, an unlimited one, or a job placement. 32
- * cgroups are all read; 33 are not. */
+ * rest would have made a run, an unlimited one, or a job placement.
+ * MG_PLACE_CHAIN_MAX cgroups are all read; one more is not. */
 static void test_decide_chain_cut(void **state)
 {
 	static const struct mg_place_origin cut[] = {{.path = "job/n/n", .limit = NONE},
 	                                             {.path = "job/n", .limit = NONE}};
-	static char paths[32][MG_PLACE_PATH_MAX];
-	static struct mg_place_origin chain[32];
+	static char paths[MG_PLACE_CHAIN_MAX][MG_PLACE_PATH_MAX];
+	static struct mg_place_origin chain[MG_PLACE_CHAIN_MAX];
 	char deep[128] = "job";
 	const struct {
 		uid_t uid;
@@ -115,7 +115,7 @@ static void test_decide_chain_cut(void **state)
 	}
 
 	req.uid = 1003;
-	for (int i = 1; i < 32; i++)
+	for (int i = 1; i < MG_PLACE_CHAIN_MAX; i++)
 		strcat(deep, "/n");
 	assert_int_equal(mg_place_decide(&req, chain, read_like_memguardd(deep, paths, chain), jobs, 4, &v),
 	                 MG_PLACE_RUN);
