@@ -50,11 +50,21 @@ static long choose_job(const struct mg_place_request *req, const struct mg_place
 	return !req->job_hint && owned == 1 ? found : -1;
 }
 
-/* True when root is the limit root of one of the caller's runs. */
+/* True when a is b or one of b's ancestors (paths below the mount). */
+static bool path_within(const char *a, const char *b)
+{
+	size_t len = strlen(a);
+
+	return len > 0 && strncmp(a, b, len) == 0 && (b[len] == '\0' || b[len] == '/');
+}
+
+/* True when root is, holds or lies within the limit root of one of the
+ * caller's runs: the same limit, or one set on an ancestor after that run
+ * was placed (or lifted from one since), still covers both. */
 static bool limit_root_held(const struct mg_place_request *req, const char *root)
 {
-	for (unsigned i = 0; root && i < req->runs_of_uid; i++)
-		if (strcmp(req->run_roots[i], root) == 0)
+	for (unsigned i = 0; root && req->run_roots && i < req->runs_of_uid; i++)
+		if (path_within(req->run_roots[i], root) || path_within(root, req->run_roots[i]))
 			return true;
 	return false;
 }

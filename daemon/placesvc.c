@@ -38,8 +38,6 @@
 #define SVC_PRIORITY 10
 #define CONTROLLERS "memory pids"
 /* Root's word on a placed run, kept in the tree for the next memguardd. */
-#define XATTR_LAUNCHER "trusted.memguard.launcher" /* "pid starttime" of the launcher */
-#define XATTR_TETHER "trusted.memguard.tether"     /* the cgroup the run ends with */
 
 struct conn {
 	struct mg_placesvc *svc;
@@ -156,9 +154,14 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_P
 	for (long i = 0; i < n; i++) {
 		_cleanup_close_ int fd = mg_cg_open(s->mountfd, paths[i]);
 		uint64_t max = MG_SIZE_UNLIMITED;
-		if (fd >= 0 && mg_cg_read_u64(fd, "memory.max", &max) < 0)
-			max = MG_SIZE_UNLIMITED;
-		chain[i] = (struct mg_place_origin){.path = paths[i], .limit = max};
+		/* No memory.max (its parent gives it no memory controller) is no
+		 * limit; a limit that cannot be read is no reason to drop it. */
+		if (fd < 0)
+			return fd;
+		if ((r = mg_cg_read_u64(fd, "memory.max", &max)) < 0 && r != -ENOENT)
+			return r;
+		chain[i] =
+		        (struct mg_place_origin){.path = paths[i], .limit = r < 0 ? MG_SIZE_UNLIMITED : max};
 	}
 	*ret_n = (size_t)n;
 	return 0;

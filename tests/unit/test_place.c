@@ -230,8 +230,12 @@ static void test_decide_one_run_per_limit_root(void **state)
 	        {.path = "s", .limit = NONE},
 	};
 	static const char *const job7[] = {"system.slice/n_slurmstepd.scope/job_7"};
-	static const char *const others[] = {"", "system.slice/n_slurmstepd.scope/job_8", "s/job_8/step_1"};
+	static const char *const others[] = {"", "system.slice/n_slurmstepd.scope/job_8", "s/job_9"};
 	static const char *const job8[] = {"", "s/job_8"};
+	/* A limit set on s after that run was placed, or on job_8 lifted since. */
+	static const char *const outer[] = {"s"};
+	static const char *const inner[] = {"s/job_8/step_0/user"};
+	static const char *const alike[] = {"s/job_80", "s/job", "s/job_8x/step_0"};
 	static const struct {
 		const char *name;
 		uid_t uid;
@@ -247,6 +251,9 @@ static void test_decide_one_run_per_limit_root(void **state)
 	        {"no limit: nothing to share", 1003, session, 3, job7, 1, MG_PLACE_RUN, -1},
 	        {"the step's smaller limit, the job's root", 1003, step, 3, others, 3, MG_PLACE_RUN, 1},
 	        {"a run from another step of that job", 1003, step, 3, job8, 2, MG_PLACE_REFUSE, 1},
+	        {"a run under a limit on an ancestor", 1003, step, 3, outer, 1, MG_PLACE_REFUSE, 1},
+	        {"a run under a limit inside the job", 1003, step, 3, inner, 1, MG_PLACE_REFUSE, 1},
+	        {"names alike are not ancestors", 1003, step, 3, alike, 3, MG_PLACE_RUN, 1},
 	        {"a job cgroup the prologue prepared is shared anyway", 1000, session, 3, job7, 1,
 	         MG_PLACE_JOB, -1},
 	};
