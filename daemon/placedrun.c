@@ -24,6 +24,9 @@
 
 #define REMOVE_RETRY_USEC 100000ull
 #define REMOVE_TRIES 100
+/* After REMOVE_TRIES, a cgroup that will not go is tried this often: the run
+ * stays counted as long as its cgroup is there. */
+#define REMOVE_SLOW_USEC (10 * 1000000ull)
 /* How long systemd may take to start a scope with the caller in it. */
 #define SCOPE_WAIT_USEC (5 * 1000000ull)
 #define SCOPE_POLL_USEC 20000ull
@@ -123,15 +126,22 @@ static int on_remove_retry(sd_event_source *src, uint64_t usec, void *userdata)
 	return run_remove(userdata), 0;
 }
 
-/* Removes the run's cgroups once they are empty, retrying a while after a
- * kill. systemd may have removed a scope's already. */
+/* Removes the run's cgroups once they are empty, retrying after a kill,
+ * and forgets the run only when they are gone: a run that is still there
+ * still holds its limit. systemd may have removed a scope's already. */
 static int run_remove(struct run *run)
 {
 	int r = mg_cg_remove(run->runs->mountfd, run->path);
 
-	if (r == -EBUSY && ++run->remove_tries < REMOVE_TRIES &&
-	    (r = arm(run, REMOVE_RETRY_USEC, on_remove_retry)) >= 0)
-		return 0;
+	if (r == -EBUSY) {
+		if (++run->remove_tries == REMOVE_TRIES)
+			log_warn("placed run %s is still not empty; trying every %llu s", run->path,
+			         REMOVE_SLOW_USEC / 1000000);
+		r = arm(run, run->remove_tries < REMOVE_TRIES ? REMOVE_RETRY_USEC : REMOVE_SLOW_USEC,
+		        on_remove_retry);
+		if (r >= 0)
+			return 0;
+	}
 	if (r < 0)
 		mg_log_errno(LOG_ERR, r, "remove placed run %s/%s: %m", run->runs->mount, run->path);
 	else
@@ -280,6 +290,27 @@ static int finish(struct run *run)
 	return 0;
 }
 
+/* A run that could not be made may hold processes all the same: systemd
+ * moved the caller into its scope (or finish() did, into the leaf), and the
+ * caller forked before it went or failed. Those must not keep the job's
+ * limit outside the job: stop the scope (a start still queued is dropped),
+ * kill what the cgroup holds, and keep the run counted until it is gone. */
+static void run_abandon(struct run *run)
+{
+	struct mg_runs *runs = run->runs;
+	_cleanup_close_ int fd = mg_cg_open(runs->mountfd, run->path);
+	int r;
+
+	if (runs->bus && (r = sd_bus_call_method_async(
+	                          runs->bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+	                          "org.freedesktop.systemd1.Manager", "StopUnit", NULL, NULL, "ss",
+	                          strrchr(run->path, '/') + 1, "replace")) < 0)
+		mg_log_errno(LOG_ERR, r, "stop the scope of placed run %s: %m", run->path);
+	if (fd >= 0 && (r = mg_cg_kill(fd)) < 0 && r != -ENOENT)
+		mg_log_errno(LOG_ERR, r, "kill what placed run %s holds: %m", run->path);
+	run_remove(run);
+}
+
 static void finished(struct run *run, int r)
 {
 	mg_run_done_t done = run->done;
@@ -291,8 +322,7 @@ static void finished(struct run *run, int r)
 		r = finish(run);
 	if (r < 0) {
 		done(run->userdata, r, NULL);
-		(void)mg_cg_remove(run->runs->mountfd, run->path);
-		run_free(run);
+		run_abandon(run);
 		return;
 	}
 	done(run->userdata, 0, run->path);

@@ -3,7 +3,9 @@
 # --systemd): systemd holds the socket, an ordinary user's run started in a
 # scope with MemoryMax= gets a real cgroup limited by it, and a restart of
 # memguardd neither refuses launchers nor loses a running placed run: the new
-# daemon adopts it and still ends it with its job.
+# daemon adopts it, still ends it with its job and still counts its job's
+# limit as taken; and a caller that exits at once, leaving a child in its new
+# scope, leaves nothing behind.
 . "$(dirname "$0")/../lib.sh"
 [ -d /run/systemd/system ] || fail "not running under systemd: use tests/vm/run-suite.sh --systemd"
 
@@ -45,11 +47,31 @@ wait_for 10 sh -c 'journalctl -u memguardd -b --no-pager -o cat | grep -q "adopt
 systemd-run --quiet --scope --uid=alice -p MemoryMax=300M -- memguard -n 1 -- true 2>"$work/r3.err" ||
 	{ cat "$work/r3.err"; fail "a run right after the restart failed"; }
 grep -q "degraded" "$work/r3.err" && { cat "$work/r3.err"; fail "a run right after the restart was degraded"; }
+# The adopted run still holds alicejob's limit: a second launcher from that job is refused a run.
+sh -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid=alice --regid=alice --init-groups -- "$@"' \
+	"$cgroot/system.slice/alicejob.scope" memguard -n 1 --report /home/alice/r4.json -- true 2>"$work/r4.err" ||
+	{ cat "$work/r4.err"; fail "a second launcher from alicejob failed"; }
+cat "$work/r4.err"
+assert_eq "$(json /home/alice/r4.json 'r["mode"]')" degraded "a second run from alicejob after the restart"
+assert_contains "$work/r4.err" "already takes the limit of cgroup system.slice/alicejob.scope" "why it was refused"
 systemctl kill --signal=KILL alicejob.scope
 wait_for 30 test -s /home/alice/r2.json || { journal; fail "no report after alicejob ended"; }
 assert_eq "$(json /home/alice/r2.json 'r["tasks"][0]["signal"]')" SIGTERM "the task was told"
 wait_for 15 runs_are 0 || { journal; fail "the adopted run was left behind"; }
 pgrep -u alice >/dev/null && { ps -u alice -o pid,args; fail "alice's processes outlived her job"; }
+
+echo "a caller that leaves a child in its new scope and exits before memguardd has seen it there"
+# The child must not keep a scope with the job's limit outside the job, uncounted: the placement
+# fails, and memguardd stops the scope and kills what it holds.
+install -m 0755 "$build/tests/programs/placeleave" /usr/local/bin/placeleave
+# It exits 0 once the child started, or is killed with its scope (137) if memguardd saw it there first.
+status=0
+systemd-run --quiet --scope --uid=alice -p MemoryMax=300M -- placeleave /run/memguard/place.sock /bin/sleep 600 ||
+	status=$?
+[ "$status" = 0 ] || [ "$status" = 137 ] || fail "alice's caller ended with $status (3: never moved into a scope)"
+no_sleep() { ! pgrep -u alice -x sleep >/dev/null; }
+wait_for 20 no_sleep || { journal; ps -u alice -o pid,cgroup,args; fail "the child outlived its caller's placement"; }
+wait_for 15 runs_are 0 || { journal; fail "the scope of the failed placement was left behind"; }
 
 systemctl stop memguardd.service memguardd.socket
 journal | grep -i "placed\|placement" | sed 's/^/    /' || true
