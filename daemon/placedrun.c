@@ -44,7 +44,10 @@ struct run {
 	int pidfd; /* the launcher's; -1 once it is gone */
 	uint64_t start, limit, waited_usec;
 	unsigned remove_tries;
-	bool starting; /* done not called yet */
+	bool starting;      /* done not called yet */
+	bool abandoned;     /* failed to start: its cgroup is killed and removed (run_abandon) */
+	bool stranger_told; /* run_abandon said it holds another user's process */
+	bool refused;       /* systemd answered StartTransientUnit with an error */
 	mg_run_done_t done;
 	void *userdata;
 	sd_bus_slot *slot;
@@ -120,10 +123,17 @@ static int arm(struct run *run, uint64_t usec, sd_event_time_handler_t cb)
 }
 
 static int run_remove(struct run *run);
+static void run_abandon(struct run *run);
 
 static int on_remove_retry(sd_event_source *src, uint64_t usec, void *userdata)
 {
-	return run_remove(userdata), 0;
+	struct run *run = userdata;
+
+	if (run->abandoned)
+		run_abandon(run);
+	else
+		run_remove(run);
+	return 0;
 }
 
 /* Removes the run's cgroups once they are empty, retrying after a kill,
@@ -133,10 +143,10 @@ static int run_remove(struct run *run)
 {
 	int r = mg_cg_remove(run->runs->mountfd, run->path);
 
-	if (r == -EBUSY) {
+	if (r < 0) {
 		if (++run->remove_tries == REMOVE_TRIES)
-			log_warn("placed run %s is still not empty; trying every %llu s", run->path,
-			         REMOVE_SLOW_USEC / 1000000);
+			mg_log_errno(LOG_WARNING, r, "remove placed run %s: %m; trying again every %llu s",
+			             run->path, REMOVE_SLOW_USEC / 1000000);
 		r = arm(run, run->remove_tries < REMOVE_TRIES ? REMOVE_RETRY_USEC : REMOVE_SLOW_USEC,
 		        on_remove_retry);
 		if (r >= 0)
@@ -290,24 +300,82 @@ static int finish(struct run *run)
 	return 0;
 }
 
+struct owner_check {
+	const struct run *run;
+	pid_t stranger;
+	unsigned depth;
+};
+
+static int stranger_pid(pid_t pid, void *userdata)
+{
+	struct owner_check *oc = userdata;
+	uid_t real, effective;
+	int r = mg_proc_uids(oc->run->runs->procfd, pid, &real, &effective);
+
+	if (r == -ENOENT || r == -ESRCH)
+		return 0; /* gone meanwhile */
+	if (r < 0 || real == oc->run->uid)
+		return r;
+	oc->stranger = pid;
+	return 1;
+}
+
+/* 1 with oc->stranger when a process in cgfd's subtree is not the run's
+ * user's (by real uid: a setuid program the user ran is still theirs), 0
+ * when none is, -errno when that cannot be told. */
+static int stranger_in(int cgfd, const char *name, void *userdata)
+{
+	struct owner_check *oc = userdata;
+	int r = -ELOOP;
+
+	if (++oc->depth <= 16 && (r = mg_cg_for_each_pid(cgfd, stranger_pid, oc)) == 0)
+		r = mg_cg_for_each_child(cgfd, stranger_in, oc);
+	oc->depth--;
+	return r;
+}
+
 /* A run that could not be made may hold processes all the same: systemd
  * moved the caller into its scope (or finish() did, into the leaf), and the
  * caller forked before it went or failed. Those must not keep the job's
- * limit outside the job: stop the scope (a start still queued is dropped),
- * kill what the cgroup holds, and keep the run counted until it is gone. */
+ * limit outside the job: what the cgroup holds is killed, and the run stays
+ * counted until the cgroup is gone. A scope systemd has not made yet may
+ * come late (a timeout), so an absent one is looked for again for a while.
+ * Nothing is killed while the cgroup holds another user's process: systemd
+ * moves the caller by pid, and a pid recycled before the move would have put
+ * a stranger there. */
 static void run_abandon(struct run *run)
 {
-	struct mg_runs *runs = run->runs;
-	_cleanup_close_ int fd = mg_cg_open(runs->mountfd, run->path);
+	_cleanup_close_ int fd = mg_cg_open(run->runs->mountfd, run->path);
+	struct owner_check oc = {.run = run};
 	int r;
 
-	if (runs->bus && (r = sd_bus_call_method_async(
-	                          runs->bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-	                          "org.freedesktop.systemd1.Manager", "StopUnit", NULL, NULL, "ss",
-	                          strrchr(run->path, '/') + 1, "replace")) < 0)
-		mg_log_errno(LOG_ERR, r, "stop the scope of placed run %s: %m", run->path);
-	if (fd >= 0 && (r = mg_cg_kill(fd)) < 0 && r != -ENOENT)
+	run->abandoned = true;
+	if (fd == -ENOENT) {
+		if (++run->remove_tries < REMOVE_TRIES && arm(run, REMOVE_RETRY_USEC, on_remove_retry) >= 0)
+			return;
+		log_info("placed run %s: its cgroup was never made, or is gone", run->path);
+		run_free(run);
+		return;
+	}
+	r = fd < 0 ? fd : stranger_in(fd, run->path, &oc);
+	if (r != 0) {
+		if (r > 0 && !run->stranger_told)
+			mg_log(LOG_CRIT,
+			       "placed run %s failed to start and holds pid %d, which is not uid %u's: "
+			       "left as it is",
+			       run->path, (int)oc.stranger, (unsigned)run->uid);
+		else if (r < 0 && !run->stranger_told)
+			mg_log_errno(LOG_ERR, r, "placed run %s failed to start; whose are its processes: %m",
+			             run->path);
+		run->stranger_told = true;
+		if (arm(run, REMOVE_SLOW_USEC, on_remove_retry) < 0)
+			run_free(run);
+		return;
+	}
+	if ((r = mg_cg_kill(fd)) < 0 && r != -ENOENT)
 		mg_log_errno(LOG_ERR, r, "kill what placed run %s holds: %m", run->path);
+	else if (run->remove_tries == 0)
+		log_notice("placed run %s failed to start: killed what it held", run->path);
 	run_remove(run);
 }
 
@@ -322,7 +390,10 @@ static void finished(struct run *run, int r)
 		r = finish(run);
 	if (r < 0) {
 		done(run->userdata, r, NULL);
-		run_abandon(run);
+		if (run->refused)
+			run_free(run); /* systemd made nothing */
+		else
+			run_abandon(run);
 		return;
 	}
 	done(run->userdata, 0, run->path);
@@ -394,6 +465,10 @@ static int on_scope_started(sd_bus_message *reply, void *userdata, sd_bus_error 
 
 	if (e) {
 		log_err("placed run %s: StartTransientUnit: %s", run->path, e->message ?: e->name);
+		/* An answer from systemd, not our own timeout: no scope is coming
+		 * (and one of the name, perhaps an adopted run, is not this one). */
+		run->refused = !sd_bus_error_has_name(e, SD_BUS_ERROR_NO_REPLY) &&
+		               !sd_bus_error_has_name(e, SD_BUS_ERROR_TIMEOUT);
 		return finished(run, -sd_bus_error_get_errno(e) ?: -EIO), 0;
 	}
 	if ((r = arm(run, SCOPE_POLL_USEC, on_scope_poll)) < 0)

@@ -66,25 +66,6 @@ struct mg_placesvc {
 	struct mg_runs *runs;
 };
 
-/* The real and effective uid of pid, from /proc/<pid>/status. */
-static int proc_uids(int procfd, pid_t pid, uid_t *ret_real, uid_t *ret_effective)
-{
-	_cleanup_free_ char *text = NULL;
-	char name[32];
-	unsigned real, eff;
-	ssize_t n;
-
-	snprintf(name, sizeof(name), "%d/status", (int)pid);
-	if ((n = mg_read_file_at(procfd, name, &text)) < 0)
-		return (int)n;
-	const char *uid = mg_status_field(text, "Uid");
-	if (!uid || sscanf(uid, "%u %u", &real, &eff) != 2)
-		return -EBADMSG;
-	*ret_real = real;
-	*ret_effective = eff;
-	return 0;
-}
-
 /* Pins the peer: a pidfd for the pid SO_PEERCRED named, checked to be a live
  * process of the peer's uid after its details were read, so a pid recycled
  * by another user's process is refused. */
@@ -96,7 +77,7 @@ static int pin_peer(struct mg_placesvc *s, const struct ucred *cred, uint64_t *r
 
 	if (pidfd < 0)
 		return pidfd;
-	if ((r = proc_uids(s->procfd, cred->pid, &real, &eff)) < 0 ||
+	if ((r = mg_proc_uids(s->procfd, cred->pid, &real, &eff)) < 0 ||
 	    (r = mg_proc_start_time(s->procfd, cred->pid, ret_start)) < 0)
 		return r;
 	if (real != cred->uid || eff != cred->uid)

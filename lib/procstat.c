@@ -280,6 +280,24 @@ int mg_proc_start_time(int procfd, pid_t pid, uint64_t *ret)
 	return mg_proc_stat_start_time_parse(buf, ret);
 }
 
+int mg_proc_uids(int procfd, pid_t pid, uid_t *ret_real, uid_t *ret_effective)
+{
+	_cleanup_free_ char *text = NULL;
+	char name[32];
+	unsigned real, eff;
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "%d/status", (int)pid);
+	if ((n = mg_read_file_at(procfd, name, &text)) < 0)
+		return (int)n;
+	const char *uid = mg_status_field(text, "Uid");
+	if (!uid || sscanf(uid, "%u %u", &real, &eff) != 2)
+		return -EBADMSG;
+	*ret_real = real;
+	*ret_effective = eff;
+	return 0;
+}
+
 ssize_t mg_proc_read_environ(int procfd, pid_t pid, char **ret_block)
 {
 	char name[32];

@@ -84,6 +84,9 @@ int mg_proc_stat_start_time_parse(const char *text, uint64_t *ret);
 /* Reads <procfd>/<pid>/stat and parses its start time. */
 int mg_proc_start_time(int procfd, pid_t pid, uint64_t *ret);
 
+/* Reads <procfd>/<pid>/status: the real and effective uid. */
+int mg_proc_uids(int procfd, pid_t pid, uid_t *ret_real, uid_t *ret_effective);
+
 /* Reads <procfd>/<pid>/environ into *ret_block (heap, NUL-terminated):
  * returns its size, or -errno (-EACCES for another user's process). */
 ssize_t mg_proc_read_environ(int procfd, pid_t pid, char **ret_block);
