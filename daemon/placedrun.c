@@ -263,6 +263,13 @@ static int delegate(int cgfd, uid_t uid, gid_t gid)
 	return 0;
 }
 
+static void record_failed(const struct run *run, const char *what, int r)
+{
+	mg_log_errno(LOG_WARNING, r,
+	             "record the %s of placed run %s: %m: a restarted memguardd will not know it", what,
+	             run->path);
+}
+
 /* Both backends end here, with the run's cgroup made: the launcher goes into
  * the supervisor leaf (out of the way of the no-internal-processes rule),
  * the run gets its controllers, its user, its xattrs and its watches. */
@@ -291,12 +298,14 @@ static int finish(struct run *run)
 	}
 	if ((r = delegate(cg, run->uid, run->gid)) < 0 || (r = delegate(leaf, run->uid, run->gid)) < 0)
 		return r;
-	/* Root's word on the run, kept in the tree for the next memguardd. */
-	if ((r = mg_contract_set_launcher(cg, run->pid, run->start)) < 0 ||
-	    (run->tether[0] && (r = mg_contract_set_tether(cg, run->tether)) < 0) ||
-	    (run->limit_root[0] && (r = mg_contract_set_limit_root(cg, run->limit_root)) < 0))
-		log_warn("record the launcher of %s: %s: a restarted memguardd will not know it", run->path,
-		         strerror(-r));
+	/* Root's word on the run, kept in the tree for the next memguardd; each
+	 * record on its own, so one that fails costs only itself. */
+	if ((r = mg_contract_set_launcher(cg, run->pid, run->start)) < 0)
+		record_failed(run, "launcher", r);
+	if (run->tether[0] && (r = mg_contract_set_tether(cg, run->tether)) < 0)
+		record_failed(run, "tether", r);
+	if (run->limit_root[0] && (r = mg_contract_set_limit_root(cg, run->limit_root)) < 0)
+		record_failed(run, "limit root", r);
 	return 0;
 }
 
