@@ -32,12 +32,15 @@
 #define SCOPE_POLL_USEC 20000ull
 #define CONTROLLERS "memory pids"
 #define SCOPE_PREFIX "memguard-"
+/* How deep run_abandon looks for another user's process in a failed run: the
+ * user never had the run delegated, so it holds at most the supervisor leaf. */
+#define OWNER_CHECK_DEPTH 16
 
 struct run {
 	struct mg_runs *runs;
 	char path[160]; /* below the mount */
-	char tether[512];
-	char limit_root[512];
+	char tether[MG_PLACE_PATH_MAX];
+	char limit_root[MG_PLACE_PATH_MAX];
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
@@ -337,7 +340,8 @@ static int stranger_in(int cgfd, const char *name, void *userdata)
 	struct owner_check *oc = userdata;
 	int r = -ELOOP;
 
-	if (++oc->depth <= 16 && (r = mg_cg_for_each_pid(cgfd, stranger_pid, oc)) == 0)
+	(void)name;
+	if (++oc->depth <= OWNER_CHECK_DEPTH && (r = mg_cg_for_each_pid(cgfd, stranger_pid, oc)) == 0)
 		r = mg_cg_for_each_child(cgfd, stranger_in, oc);
 	oc->depth--;
 	return r;

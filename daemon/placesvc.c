@@ -32,12 +32,8 @@
 #define MAX_JOBS 256
 #define REQUEST_MAX 256
 #define CONN_TIMEOUT_USEC (2 * 1000000ull)
-#define REMOVE_RETRY_USEC 100000ull
-#define REMOVE_TRIES 100
 /* Below the pressure sources (priority 0): placing never delays a kill. */
 #define SVC_PRIORITY 10
-#define CONTROLLERS "memory pids"
-/* Root's word on a placed run, kept in the tree for the next memguardd. */
 
 struct conn {
 	struct mg_placesvc *svc;
@@ -135,14 +131,14 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_P
 	for (long i = 0; i < n; i++) {
 		_cleanup_close_ int fd = mg_cg_open(s->mountfd, paths[i]);
 		uint64_t max = MG_SIZE_UNLIMITED;
-		/* No memory.max (its parent gives it no memory controller) is no
-		 * limit; a limit that cannot be read is no reason to drop it. */
+
 		if (fd < 0)
 			return fd;
+		/* No memory.max (its parent gives it no memory controller) is no
+		 * limit; a limit that cannot be read is no reason to drop it. */
 		if ((r = mg_cg_read_u64(fd, "memory.max", &max)) < 0 && r != -ENOENT)
 			return r;
-		chain[i] =
-		        (struct mg_place_origin){.path = paths[i], .limit = r < 0 ? MG_SIZE_UNLIMITED : max};
+		chain[i] = (struct mg_place_origin){.path = paths[i], .limit = max};
 	}
 	*ret_n = (size_t)n;
 	return 0;
