@@ -14,6 +14,8 @@
 
 #include "act.h"
 #include "daemon.h"
+#include "placedrun.h"
+#include "placesvc.h"
 #include "memguard/cgroup.h"
 #include "memguard/event.h"
 #include "memguard/log.h"
@@ -109,8 +111,14 @@ void guards_rescan(struct daemon *d)
 	struct mg_scope_dropped dropped;
 	bool protect_changed;
 	const struct mg_protect *protect = mg_scope_protect(d->cfg.protect, &protect_changed);
+	static const char *runs[MG_RUNS_MAX];
 	int n = mg_scope_expand(d->mount, d->cfg.guard, &cands);
 	uint64_t now = mg_now_usec();
+
+	/* Guarding follows the placed runs, wherever their jobs are. */
+	if (n >= 0)
+		n = mg_scope_add_children(d->mountfd, runs, mg_placesvc_runs(d->placesvc, runs, MG_RUNS_MAX),
+		                          &cands);
 
 	d->rescanned_usec = now;
 	if (protect_changed)
@@ -179,8 +187,16 @@ void guards_watch_parents(struct daemon *d)
 {
 	char word[512], prefix[sizeof(d->mount) + sizeof(word) + 1];
 
+	static const char *runs[MG_RUNS_MAX];
+	char run[sizeof(d->mount) + MG_RUN_PATH_MAX];
+
 	/* The mount itself: the glob's first directory may not exist yet. */
 	(void)inotify_add_watch(d->inotify_fd, d->mount, IN_CREATE | IN_DELETE | IN_ONLYDIR);
+	/* Each placed run, where its tasks' cgroups appear. */
+	for (size_t i = 0, n = mg_placesvc_runs(d->placesvc, runs, MG_RUNS_MAX); i < n; i++) {
+		snprintf(run, sizeof(run), "%s/%s", d->mount, runs[i]);
+		(void)inotify_add_watch(d->inotify_fd, run, IN_CREATE | IN_DELETE | IN_ONLYDIR);
+	}
 
 	for (const char *p = d->cfg.guard; *p;) {
 		size_t len = strcspn(p, " \t");

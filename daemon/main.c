@@ -731,15 +731,17 @@ int main(int argc, char **argv)
 		        .mount = d.mount,
 		        .grace_usec = d.cfg.kill_grace_usec,
 		        .max_runs_per_uid = PLACE_MAX_RUNS_PER_UID,
-		        .systemd = sd_booted() > 0,
+		        .registry = MG_PLACE_REGISTRY,
+		        .watch_fd = d.inotify_fd,
 		};
 		if ((r = mg_placesvc_start(d.event, d.mountfd, d.procfd, &pc, &d.placesvc)) < 0)
 			mg_log_errno(LOG_WARNING, r,
 			             "placement service on %s: %m; ordinary users' runs stay degraded",
 			             pc.socket_path);
 		else
-			log_info("placing ordinary users' runs on request at %s (%s)", pc.socket_path,
-			         mg_placesvc_backend(d.placesvc));
+			log_info("placing ordinary users' runs on request at %s, each inside its caller's "
+			         "cgroup",
+			         pc.socket_path);
 	}
 	guards_on_rescan(NULL, 0, &d);
 	daemon_evaluate(&d);

@@ -50,25 +50,6 @@ static long choose_job(const struct mg_place_request *req, const struct mg_place
 	return !req->job_hint && owned == 1 ? found : -1;
 }
 
-/* True when a is b or one of b's ancestors (paths below the mount). */
-static bool path_within(const char *a, const char *b)
-{
-	size_t len = strlen(a);
-
-	return len > 0 && strncmp(a, b, len) == 0 && (b[len] == '\0' || b[len] == '/');
-}
-
-/* True when root is, holds or lies within the limit root of one of the
- * caller's runs: the same limit, or one set on an ancestor after that run
- * was placed (or lifted from one since), still covers both. */
-static bool limit_root_held(const struct mg_place_request *req, const char *root)
-{
-	for (unsigned i = 0; root && req->run_roots && i < req->runs_of_uid; i++)
-		if (path_within(req->run_roots[i], root) || path_within(root, req->run_roots[i]))
-			return true;
-	return false;
-}
-
 bool mg_place_path_placed(const char *path)
 {
 	static const char *const parents[] = {MG_PLACE_RUNS_PARENT "/", MG_PLACE_JOBS_PARENT "/",
@@ -77,6 +58,11 @@ bool mg_place_path_placed(const char *path)
 	for (size_t i = 0; i < MG_ARRAY_SIZE(parents); i++)
 		if (strncmp(path, parents[i], strlen(parents[i])) == 0)
 			return true;
+	for (const char *c = path; c; c = strchr(c, '/')) {
+		c += *c == '/';
+		if (strncmp(c, MG_PLACE_RUN_PREFIX, strlen(MG_PLACE_RUN_PREFIX)) == 0)
+			return true;
+	}
 	return false;
 }
 
@@ -106,11 +92,8 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 {
 	char s[MG_SIZE_STRLEN];
 
-	*ret = (struct mg_place_verdict){.kind = MG_PLACE_REFUSE,
-	                                 .limit = MG_SIZE_UNLIMITED,
-	                                 .limit_from = -1,
-	                                 .tether = -1,
-	                                 .limit_root = -1};
+	*ret = (struct mg_place_verdict){
+	        .kind = MG_PLACE_REFUSE, .limit = MG_SIZE_UNLIMITED, .limit_from = -1, .parent = -1};
 	if (n > 0 && mg_place_path_placed(chain[0].path)) {
 		snprintf(ret->why, sizeof(ret->why),
 		         "cgroup %s is a placed run or a job cgroup already: use it directly", chain[0].path);
@@ -122,7 +105,20 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 		         chain[0].path);
 		return ret->kind;
 	}
-	long job = choose_job(req, jobs, njobs);
+	if (n > 0 && chain[0].own_limit && chain[0].own_limit[0]) {
+		snprintf(ret->why, sizeof(ret->why),
+		         "cgroup %s sets %s itself, and a run beside it would escape that limit",
+		         chain[0].path, chain[0].own_limit);
+		return ret->kind;
+	}
+	/* The smallest limit; of equal ones the outermost. */
+	for (size_t i = 0; i < n; i++) {
+		if (chain[i].limit == MG_SIZE_UNLIMITED || chain[i].limit > ret->limit)
+			continue;
+		ret->limit = chain[i].limit;
+		ret->limit_from = (long)i;
+	}
+	long job = ret->limit_from < 0 ? choose_job(req, jobs, njobs) : -1;
 	if (job >= 0) {
 		ret->kind = MG_PLACE_JOB;
 		ret->job = (size_t)job;
@@ -135,26 +131,8 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 		         req->runs_of_uid, req->max_runs_per_uid);
 		return ret->kind;
 	}
-	/* The smallest limit; of equal ones the outermost, which outlives job steps. */
-	for (size_t i = 0; i < n; i++) {
-		if (chain[i].limit == MG_SIZE_UNLIMITED)
-			continue;
-		ret->limit_root = (long)i;
-		if (chain[i].limit > ret->limit)
-			continue;
-		ret->limit = chain[i].limit;
-		ret->limit_from = (long)i;
-	}
-	if (limit_root_held(req, ret->limit_root >= 0 ? chain[ret->limit_root].path : NULL)) {
-		snprintf(ret->why, sizeof(ret->why),
-		         "another placed run of this user already takes the limit of cgroup %s, and a job's "
-		         "limit covers one placed run at a time",
-		         chain[ret->limit_root].path);
-		return ret->kind;
-	}
 	ret->kind = MG_PLACE_RUN;
-	/* In the root cgroup (no chain: a node without systemd) nothing to end with. */
-	ret->tether = ret->limit_from >= 0 ? ret->limit_from : n > 0 ? 0 : -1;
+	ret->parent = n >= 2 ? 1 : -1;
 	if (n == 0)
 		snprintf(ret->why, sizeof(ret->why), "no limit: the caller is in the root cgroup");
 	else if (ret->limit_from >= 0)

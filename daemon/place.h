@@ -10,13 +10,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Placed runs live here below the mount, one cgroup per run, delegated to its
- * user: the default guard glob memguard/ * / * (without spaces) covers their
- * tasks. */
+/* A placed run is made beside its caller's cgroup, as
+ * <parent of the caller's cgroup>/MG_PLACE_RUN_PREFIX<uid>-<n>: inside the
+ * job, so every limit, cpuset and device program the batch system set on the
+ * job and its step applies to it by construction. The caller's own cgroup
+ * keeps the launcher's first process (Slurm signals only the processes it
+ * put in its task cgroups), so the run cannot be below it, and a caller's
+ * cgroup with a limit of its own is refused. A caller in a top-level cgroup
+ * or the root cgroup (no job to be inside) gets
+ * MG_PLACE_RUNS_PARENT/MG_PLACE_ROOT_RUN_PREFIX<uid>-<n>. */
+#define MG_PLACE_RUN_PREFIX "memguard-run-"
 #define MG_PLACE_RUNS_PARENT "memguard"
-#define MG_PLACE_RUN_PREFIX "user-"
-/* Where systemd is PID 1 (placedrun.h's systemd backend), a run is a scope
- * memguard-user-<uid>-<n>.scope in this slice instead. */
+#define MG_PLACE_ROOT_RUN_PREFIX "user-"
+/* Where an earlier memguardd made runs as systemd scopes: adopted, never made. */
 #define MG_PLACE_SLICE "memguard.slice"
 /* The leaf inside a placed run that holds the launcher itself (cgroup v2
  * allows no processes in a cgroup whose children have controllers). */
@@ -30,6 +36,9 @@
 struct mg_place_origin {
 	const char *path; /* below the mount */
 	uint64_t limit;   /* memory.max, MG_SIZE_UNLIMITED when "max" or absent */
+	/* A limit file set on this cgroup itself ("memory.max", "cpuset.cpus", ...),
+	 * "" for none; read for the caller's own cgroup only. */
+	const char *own_limit;
 };
 
 /* A prepared job cgroup, MG_PLACE_JOBS_PARENT/<name>. */
@@ -43,16 +52,13 @@ struct mg_place_request {
 	uid_t uid;            /* SO_PEERCRED, re-checked against the pinned process */
 	const char *job_hint; /* the job id the launcher saw in its environment, or NULL */
 	unsigned runs_of_uid; /* placed runs this uid has now */
-	/* Their limit roots (below), runs_of_uid of them, "" for a run without
-	 * one; NULL when runs_of_uid is 0. */
-	const char *const *run_roots;
 	unsigned max_runs_per_uid;
 };
 
 enum mg_place_kind {
 	MG_PLACE_REFUSE,
 	MG_PLACE_JOB, /* move the caller into jobs[job]'s leaf */
-	MG_PLACE_RUN, /* a new run cgroup with memory.max = limit, delegated to the caller */
+	MG_PLACE_RUN, /* a new run cgroup inside chain[parent], delegated to the caller */
 };
 
 struct mg_place_verdict {
@@ -60,45 +66,41 @@ struct mg_place_verdict {
 	size_t job;      /* MG_PLACE_JOB: index into jobs */
 	uint64_t limit;  /* MG_PLACE_RUN: the smallest limit of the chain, MG_SIZE_UNLIMITED if none */
 	long limit_from; /* index into the chain of the outermost cgroup holding that limit, -1 if none */
-	long tether;     /* index into the chain of the cgroup the run ends with, -1 for none */
-	long limit_root; /* index into the chain of its limit root (below), -1 for none */
+	long parent;     /* index into the chain of the cgroup the run goes in; -1: the root's
+	                  * MG_PLACE_RUNS_PARENT. The run's tether is chain[0]. */
 	char why[256];   /* for REFUSE: the reason; otherwise where the limit came from, in words */
 };
 
-/* A run's limit root is the outermost cgroup of its caller's chain with a
- * memory.max. Every limit the run takes lies at or below it, so two chains
- * share a limit exactly when they have the same limit root. A placed run is
- * outside the job's cgroup: two runs from one job would each take the job's
- * whole limit. */
-
 /* Decides where the caller's run goes:
  * - a job cgroup owned by the caller's uid, chosen by the hint (or the only
- *   one when there is no hint), when it has its leaf;
- * - else a new run cgroup limited by the smallest memory.max of the chain
- *   (a user never gets more than the batch system gave the job), tethered to
- *   the outermost cgroup that sets that limit (the job: it stays populated
- *   while the job runs, its steps come and go), or to the caller's own
- *   cgroup when nothing is limited (n == 0, the root cgroup: unlimited and
- *   untethered);
- * - refused when another run of the caller's uid has the same limit root
- *   (a job's limit covers one placed run at a time; the launcher then runs
- *   in the job's own cgroup, where the job's limit holds);
+ *   one when there is no hint), when it has its leaf and the caller's chain
+ *   has no memory.max (moving there must not take the caller out of a
+ *   limit);
+ * - else a new run beside the caller's own cgroup, in its parent, which the
+ *   limits of every cgroup above covers without a copy; limit is the
+ *   smallest memory.max of the chain, for the launcher to say; a caller in
+ *   a top-level cgroup or the root cgroup (n < 2) gets a run below the root,
+ *   where no limit is to be kept;
+ * - refused when the caller's own cgroup sets a limit of its own (a run
+ *   beside it would escape that limit: the launcher then runs in it,
+ *   degraded);
  * - refused when the caller is already in a placed run or a job cgroup
  *   (mg_place_path_placed), or has max_runs_per_uid runs already, or its
  *   chain stops short of the top (its outermost cgroup has a parent: the
- *   caller nested deeper than memguardd reads), where a limit further up
- *   would go unseen and the run would escape it.
+ *   caller nested deeper than memguardd reads, so the limit it would say
+ *   may be wrong).
  * n is the chain's length. Returns the kind, also in ret. */
 enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
                                    size_t n, const struct mg_place_job *jobs, size_t njobs,
                                    struct mg_place_verdict *ret);
 
 /* True when path (below the mount) is in a placed run or a job cgroup
- * already: below MG_PLACE_RUNS_PARENT, MG_PLACE_JOBS_PARENT or the systemd
- * backend's slice, MG_PLACE_SLICE. */
+ * already: a component starts with MG_PLACE_RUN_PREFIX, or it is below
+ * MG_PLACE_RUNS_PARENT, MG_PLACE_JOBS_PARENT or MG_PLACE_SLICE. */
 bool mg_place_path_placed(const char *path);
 
-/* The longest cgroup path below the mount that a chain holds, with its NUL. */
+/* The longest cgroup path below the mount that a chain holds, with its NUL:
+ * a run's own path is this and its name. */
 #define MG_PLACE_PATH_MAX 512
 /* How many cgroups of the caller's chain memguardd reads. */
 #define MG_PLACE_CHAIN_MAX 32

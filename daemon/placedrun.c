@@ -1,4 +1,4 @@
-/* The placed runs' lives: made by cgroupfs or by systemd, tethered, removed. */
+/* The placed runs' lives: made inside their caller's cgroup, tethered, removed. */
 #include "placedrun.h"
 
 #include <errno.h>
@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
@@ -27,58 +27,61 @@
 /* After REMOVE_TRIES, a cgroup that will not go is tried this often: the run
  * stays counted as long as its cgroup is there. */
 #define REMOVE_SLOW_USEC (10 * 1000000ull)
-/* How long systemd may take to start a scope with the caller in it. */
-#define SCOPE_WAIT_USEC (5 * 1000000ull)
-#define SCOPE_POLL_USEC 20000ull
+/* A run needs memory for its tasks; pids where its parent gives it. */
 #define CONTROLLERS "memory pids"
+/* What an earlier memguardd's systemd backend named its scopes. */
 #define SCOPE_PREFIX "memguard-"
 /* How deep run_abandon looks for another user's process in a failed run: the
  * user never had the run delegated, so it holds at most the supervisor leaf. */
 #define OWNER_CHECK_DEPTH 16
+/* Below the pressure sources (priority 0): a run's life never delays a kill. */
+#define RUN_PRIORITY 10
 
 struct run {
 	struct mg_runs *runs;
-	char path[160]; /* below the mount */
-	char tether[MG_PLACE_PATH_MAX];
-	char limit_root[MG_PLACE_PATH_MAX];
+	char path[MG_RUN_PATH_MAX];   /* below the mount */
+	char tether[MG_RUN_PATH_MAX]; /* its caller's cgroup, "" for none */
+	char name[64];                /* its registry file's */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
 	int pidfd; /* the launcher's; -1 once it is gone */
-	uint64_t start, limit, waited_usec;
+	uint64_t start;
 	unsigned remove_tries;
 	bool starting;      /* done not called yet */
 	bool abandoned;     /* failed to start: its cgroup is killed and removed (run_abandon) */
 	bool stranger_told; /* run_abandon said it holds another user's process */
-	bool refused;       /* systemd answered StartTransientUnit with an error */
+
 	mg_run_done_t done;
 	void *userdata;
-	sd_bus_slot *slot;
 	sd_event_source *pid_src, *tether_src, *timer;
 };
 
 struct mg_runs {
 	sd_event *event;
-	sd_bus *bus; /* systemd backend only */
-	int mountfd, procfd;
+	int mountfd, procfd, registryfd, watch_fd;
 	char mount[PATH_MAX];
 	uint64_t grace_usec;
 	unsigned seq;
 	struct run *run[MG_RUNS_MAX];
 };
 
-const char *mg_runs_backend(const struct mg_runs *runs)
-{
-	return runs->bus ? "systemd" : "cgroupfs";
-}
-
-unsigned mg_runs_of_uid(const struct mg_runs *runs, uid_t uid, const char **ret_roots)
+unsigned mg_runs_of_uid(const struct mg_runs *runs, uid_t uid)
 {
 	unsigned n = 0;
 
 	for (size_t i = 0; i < MG_RUNS_MAX; i++)
-		if (runs->run[i] && runs->run[i]->uid == uid)
-			ret_roots[n++] = runs->run[i]->limit_root;
+		n += runs->run[i] && runs->run[i]->uid == uid;
+	return n;
+}
+
+size_t mg_runs_paths(const struct mg_runs *runs, const char **ret, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < MG_RUNS_MAX && n < max; i++)
+		if (runs->run[i] && !runs->run[i]->starting)
+			ret[n++] = runs->run[i]->path;
 	return n;
 }
 
@@ -107,7 +110,8 @@ static void run_free(struct run *run)
 			run->runs->run[i] = NULL;
 	if (run->starting && run->done)
 		run->done(run->userdata, -ECANCELED, NULL);
-	sd_bus_slot_unref(run->slot);
+	if (run->name[0] && run->runs->registryfd >= 0)
+		(void)unlinkat(run->runs->registryfd, run->name, 0);
 	sd_event_source_disable_unref(run->pid_src);
 	sd_event_source_disable_unref(run->tether_src);
 	sd_event_source_disable_unref(run->timer);
@@ -121,8 +125,9 @@ static void run_free(struct run *run)
 static int arm(struct run *run, uint64_t usec, sd_event_time_handler_t cb)
 {
 	run->timer = sd_event_source_disable_unref(run->timer);
-	return sd_event_add_time_relative(run->runs->event, &run->timer, CLOCK_MONOTONIC, usec, 10000, cb,
-	                                  run);
+	int r = sd_event_add_time_relative(run->runs->event, &run->timer, CLOCK_MONOTONIC, usec, 10000, cb,
+	                                   run);
+	return r < 0 ? r : sd_event_source_set_priority(run->timer, RUN_PRIORITY);
 }
 
 static int run_remove(struct run *run);
@@ -141,7 +146,7 @@ static int on_remove_retry(sd_event_source *src, uint64_t usec, void *userdata)
 
 /* Removes the run's cgroups once they are empty, retrying after a kill,
  * and forgets the run only when they are gone: a run that is still there
- * still holds its limit. systemd may have removed a scope's already. */
+ * still counts, and the batch system's own cleanup finds them gone. */
 static int run_remove(struct run *run)
 {
 	int r = mg_cg_remove(run->runs->mountfd, run->path);
@@ -198,9 +203,10 @@ static int on_launcher_exit(sd_event_source *src, int fd, uint32_t revents, void
 	return 0;
 }
 
-/* The job the run came from ended (scancel, qdel, walltime): the launcher
- * gets what a SIGTERM to memguard gives, then two grace periods before
- * everything goes. */
+/* The caller's cgroup emptied: the launcher's first process and the job
+ * script are gone, so the job step is over (scancel, the time limit, the
+ * batch system's kill). The launcher gets what a SIGTERM to memguard gives,
+ * then two grace periods before everything goes. */
 static int on_tether(sd_event_source *src, const struct inotify_event *ev, void *userdata)
 {
 	struct run *run = userdata;
@@ -220,36 +226,39 @@ static int on_tether(sd_event_source *src, const struct inotify_event *ev, void 
 	return 0;
 }
 
-/* fresh: just placed. A tether that is already empty then held nothing but
- * the launcher (exec'd by a job script that was alone there): no tether. For
- * an adopted run, an empty tether means the job ended meanwhile. */
-static void run_watch(struct run *run, bool fresh)
+static void watch_tether(struct run *run)
 {
-	struct mg_runs *runs = run->runs;
-	char path[sizeof(runs->mount) + sizeof(run->tether) + 32];
+	char path[PATH_MAX + MG_RUN_PATH_MAX + 32];
 	int r;
 
-	if (run->pidfd >= 0 &&
-	    (r = sd_event_add_io(runs->event, &run->pid_src, run->pidfd, EPOLLIN, on_launcher_exit, run)) < 0)
-		mg_log_errno(LOG_ERR, r, "watch the launcher of placed run %s: %m", run->path);
-	if (!run->tether[0])
+	if (!run->tether[0] || run->tether_src)
 		return;
-	if (fresh) {
-		_cleanup_close_ int fd = mg_cg_open(runs->mountfd, run->tether);
-		if (fd < 0 || mg_cg_populated(fd) <= 0) {
-			log_info("placed run %s: cgroup %s held only its launcher: not tethered", run->path,
-			         run->tether);
-			run->tether[0] = '\0';
-			return;
-		}
+	snprintf(path, sizeof(path), "%s/%s/cgroup.events", run->runs->mount, run->tether);
+	r = sd_event_add_inotify(run->runs->event, &run->tether_src, path, IN_MODIFY, on_tether, run);
+	if (r >= 0)
+		r = sd_event_source_set_priority(run->tether_src, RUN_PRIORITY);
+	if (r == -ENOENT) {
+		/* Gone already (the job ended while no memguardd watched): so is the job. */
+		on_tether(NULL, NULL, run);
+		return;
 	}
-	snprintf(path, sizeof(path), "%s/%s/cgroup.events", runs->mount, run->tether);
-	r = sd_event_add_inotify(runs->event, &run->tether_src, path, IN_MODIFY, on_tether, run);
 	if (r < 0) {
 		mg_log_errno(LOG_WARNING, r, "watch %s: %m; placed run %s is not tethered", path, run->path);
+		run->tether_src = sd_event_source_disable_unref(run->tether_src);
 		return;
 	}
 	on_tether(run->tether_src, NULL, run); /* it may have ended already */
+}
+
+static void run_watch(struct run *run)
+{
+	int r;
+
+	if (run->pidfd >= 0 && ((r = sd_event_add_io(run->runs->event, &run->pid_src, run->pidfd, EPOLLIN,
+	                                             on_launcher_exit, run)) < 0 ||
+	                        (r = sd_event_source_set_priority(run->pid_src, RUN_PRIORITY)) < 0))
+		mg_log_errno(LOG_ERR, r, "watch the launcher of placed run %s: %m", run->path);
+	watch_tether(run);
 }
 
 /* Gives a cgroup to uid as systemd's Delegate=yes does: the directory and the
@@ -273,42 +282,82 @@ static void record_failed(const struct run *run, const char *what, int r)
 	             run->path);
 }
 
-/* Both backends end here, with the run's cgroup made: the launcher goes into
- * the supervisor leaf (out of the way of the no-internal-processes rule),
- * the run gets its controllers, its user, its xattrs and its watches. */
-static int finish(struct run *run)
+static int write_new_file_at(int dirfd, const char *name, const char *text)
+{
+	_cleanup_close_ int fd =
+	        openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, text, len);
+	if (n < 0 || (size_t)n != len) {
+		int r = n < 0 ? -errno : -EIO;
+		(void)unlinkat(dirfd, name, 0);
+		return r;
+	}
+	return 0;
+}
+
+/* The registry's file for the run: its cgroup, then its tether. */
+static void register_run(struct run *run)
+{
+	struct mg_runs *runs = run->runs;
+	char text[2 * MG_RUN_PATH_MAX + 4];
+	int r;
+
+	snprintf(text, sizeof(text), "%s\n%s\n", run->path, run->tether);
+	snprintf(run->name, sizeof(run->name), "%u-%d-%u", (unsigned)run->uid, (int)getpid(), runs->seq);
+	r = runs->registryfd < 0 ? runs->registryfd : write_new_file_at(runs->registryfd, run->name, text);
+	if (r < 0) {
+		record_failed(run, "registry entry", r);
+		run->name[0] = '\0';
+	}
+}
+
+/* With the run's cgroup made: the launcher goes into the supervisor leaf
+ * (out of the way of the no-internal-processes rule), the run gets its
+ * controllers, its user, its records and its watches. On failure, what
+ * failed is in ret_what. */
+static int finish(struct run *run, const char **ret_what)
 {
 	struct mg_runs *runs = run->runs;
 	_cleanup_close_ int cg = mg_cg_open(runs->mountfd, run->path), leaf = -1;
 	char err[256] = "";
 	int r;
 
+	*ret_what = "open its cgroup";
 	if (cg < 0)
 		return cg;
+	*ret_what = "make its " MG_PLACE_SUPERVISOR_LEAF " leaf";
 	leaf = mg_cg_open(cg, MG_PLACE_SUPERVISOR_LEAF);
 	if (leaf == -ENOENT)
 		leaf = mg_cg_create(cg, MG_PLACE_SUPERVISOR_LEAF);
 	if (leaf < 0)
 		return leaf;
+	*ret_what = "move the caller into it";
 	if ((r = mg_cg_move_pid(leaf, run->pid)) < 0)
 		return r;
 	/* Still the process we pinned: a pid recycled meanwhile would have moved a stranger. */
+	*ret_what = "find the caller after the move";
 	if ((r = mg_pidfd_signal(run->pidfd, 0)) < 0)
 		return r;
-	if ((r = mg_cg_enable_controllers(cg, run->path, CONTROLLERS, err, sizeof(err))) < 0) {
+	*ret_what = "enable its controllers";
+	if ((r = mg_cg_enable_controllers(cg, run->path,
+	                                  mg_cg_has_controller(cg, "pids") > 0 ? CONTROLLERS : "memory", err,
+	                                  sizeof(err))) < 0) {
 		log_err("placed run %s: %s", run->path, err);
 		return r;
 	}
+	*ret_what = "delegate it";
 	if ((r = delegate(cg, run->uid, run->gid)) < 0 || (r = delegate(leaf, run->uid, run->gid)) < 0)
 		return r;
-	/* Root's word on the run, kept in the tree for the next memguardd; each
-	 * record on its own, so one that fails costs only itself. */
+	/* Root's word on the run, kept in the tree and the registry for the next memguardd. */
 	if ((r = mg_contract_set_launcher(cg, run->pid, run->start)) < 0)
 		record_failed(run, "launcher", r);
 	if (run->tether[0] && (r = mg_contract_set_tether(cg, run->tether)) < 0)
 		record_failed(run, "tether", r);
-	if (run->limit_root[0] && (r = mg_contract_set_limit_root(cg, run->limit_root)) < 0)
-		record_failed(run, "limit root", r);
+	register_run(run);
 	return 0;
 }
 
@@ -347,15 +396,12 @@ static int stranger_in(int cgfd, const char *name, void *userdata)
 	return r;
 }
 
-/* A run that could not be made may hold processes all the same: systemd
- * moved the caller into its scope (or finish() did, into the leaf), and the
- * caller forked before it went or failed. Those must not keep the job's
- * limit outside the job: what the cgroup holds is killed, and the run stays
- * counted until the cgroup is gone. A scope systemd has not made yet may
- * come late (a timeout), so an absent one is looked for again for a while.
- * Nothing is killed while the cgroup holds another user's process: systemd
- * moves the caller by pid, and a pid recycled before the move would have put
- * a stranger there. */
+/* A run that could not be made may hold processes all the same: finish()
+ * moved the caller into the leaf, and the caller forked before it went or
+ * failed. What the cgroup holds is killed, and the run stays counted until
+ * the cgroup is gone. Nothing is killed while the cgroup holds another
+ * user's process: the caller is moved by pid, and a pid recycled before the
+ * move would have put a stranger there. */
 static void run_abandon(struct run *run)
 {
 	_cleanup_close_ int fd = mg_cg_open(run->runs->mountfd, run->path);
@@ -364,10 +410,8 @@ static void run_abandon(struct run *run)
 
 	run->abandoned = true;
 	if (fd == -ENOENT) {
-		if (++run->remove_tries < REMOVE_TRIES && arm(run, REMOVE_RETRY_USEC, on_remove_retry) >= 0)
-			return;
-		log_info("placed run %s: its cgroup was never made, or is gone", run->path);
-		run_free(run);
+		log_info("placed run %s: its cgroup is gone", run->path);
+		run_remove(run);
 		return;
 	}
 	r = fd < 0 ? fd : stranger_in(fd, run->path, &oc);
@@ -392,134 +436,79 @@ static void run_abandon(struct run *run)
 	run_remove(run);
 }
 
-static void finished(struct run *run, int r)
+/* The caller's cgroup's pids.max (systemd sets one on every unit) goes with
+ * the run, which is beside that cgroup and not below it. */
+static int take_pids_max(struct run *run, int cg)
 {
-	mg_run_done_t done = run->done;
-
-	run->starting = false;
-	run->slot = sd_bus_slot_unref(run->slot);
-	run->timer = sd_event_source_disable_unref(run->timer);
-	if (r >= 0)
-		r = finish(run);
-	if (r < 0) {
-		done(run->userdata, r, NULL);
-		if (run->refused)
-			run_free(run); /* systemd made nothing */
-		else
-			run_abandon(run);
-		return;
-	}
-	done(run->userdata, 0, run->path);
-	run_watch(run, true);
-}
-
-/* cgroupfs: MG_PLACE_RUNS_PARENT/user-<uid>-<n> with memory.max, made here. */
-static int create_cgroupfs(struct run *run)
-{
-	struct mg_runs *runs = run->runs;
-	_cleanup_close_ int parent = -1, cg = -1;
-	char name[64], err[256] = "";
+	_cleanup_close_ int from = run->tether[0] ? mg_cg_open(run->runs->mountfd, run->tether) : -ENOENT;
+	char value[32], err[256] = "";
+	ssize_t n;
 	int r;
 
-	if ((r = mg_cg_enable_controllers(runs->mountfd, runs->mount, CONTROLLERS, err, sizeof(err))) < 0)
-		goto fail;
-	parent = mg_cg_open(runs->mountfd, MG_PLACE_RUNS_PARENT);
-	if (parent == -ENOENT)
-		parent = mg_cg_create(runs->mountfd, MG_PLACE_RUNS_PARENT);
-	if ((r = parent) < 0 ||
-	    (r = mg_cg_enable_controllers(parent, MG_PLACE_RUNS_PARENT, CONTROLLERS, err, sizeof(err))) < 0)
-		goto fail;
+	if (from < 0 || (n = mg_read_small_at(from, "pids.max", value, sizeof(value))) <= 0 ||
+	    faccessat(cg, "pids.max", F_OK, 0) < 0)
+		return 0; /* no limit there, or none to set here */
+	value[strcspn(value, "\n")] = '\0';
+	if (strcmp(value, "max") == 0 ||
+	    (r = mg_cg_write(cg, run->path, "pids.max", value, err, sizeof(err))) >= 0)
+		return 0;
+	mg_log_errno(LOG_ERR, r, "placed run %s: %s: %m", run->path, err);
+	return r;
+}
+
+/* The run's cgroup: parent/MG_PLACE_RUN_PREFIX<uid>-<n>, or for a caller in
+ * the root cgroup MG_PLACE_RUNS_PARENT/MG_PLACE_ROOT_RUN_PREFIX<uid>-<n>.
+ * A parent that cannot give its children the controllers is refused before
+ * anything moves. */
+static int create_run(struct run *run, const char *parent)
+{
+	struct mg_runs *runs = run->runs;
+	_cleanup_close_ int parentfd = -1, cg = -1;
+	char name[64], err[256] = "";
+	const char *where = parent[0] ? parent : MG_PLACE_RUNS_PARENT;
+	int r;
+
+	if (!parent[0]) {
+		if ((r = mg_cg_enable_controllers(runs->mountfd, runs->mount, CONTROLLERS, err,
+		                                  sizeof(err))) < 0)
+			goto fail;
+		parentfd = mg_cg_open(runs->mountfd, MG_PLACE_RUNS_PARENT);
+		if (parentfd == -ENOENT)
+			parentfd = mg_cg_create(runs->mountfd, MG_PLACE_RUNS_PARENT);
+		if ((r = parentfd) < 0 || (r = mg_cg_enable_controllers(parentfd, MG_PLACE_RUNS_PARENT,
+		                                                        CONTROLLERS, err, sizeof(err))) < 0)
+			goto fail;
+	} else {
+		parentfd = mg_cg_open(runs->mountfd, parent);
+		if ((r = parentfd) < 0)
+			goto fail;
+	}
 	for (unsigned tries = 0; tries < 1000; tries++) {
-		snprintf(name, sizeof(name), MG_PLACE_RUN_PREFIX "%u-%u", (unsigned)run->uid, ++runs->seq);
-		if ((cg = mg_cg_create(parent, name)) != -EEXIST)
+		snprintf(name, sizeof(name), "%s%u-%u",
+		         parent[0] ? MG_PLACE_RUN_PREFIX : MG_PLACE_ROOT_RUN_PREFIX, (unsigned)run->uid,
+		         ++runs->seq);
+		if ((cg = mg_cg_create(parentfd, name)) != -EEXIST)
 			break;
 	}
 	if ((r = cg) < 0)
 		goto fail;
-	snprintf(run->path, sizeof(run->path), "%s/%s", MG_PLACE_RUNS_PARENT, name);
-	if (run->limit != MG_SIZE_UNLIMITED &&
-	    (r = mg_cg_write_size(cg, run->path, "memory.max", run->limit, err, sizeof(err))) < 0) {
-		(void)mg_cg_remove(parent, name);
+	/* Its children get memory only where the parent hands it down: not ours to change. */
+	int len = snprintf(run->path, sizeof(run->path), "%s/%s", where, name);
+	if ((r = mg_cg_has_controller(cg, "memory")) <= 0 || len >= (int)sizeof(run->path)) {
+		if (r == 0)
+			snprintf(err, sizeof(err), "cgroup %s gives its children no memory controller",
+			         where);
+		r = r < 0 ? r : r == 0 ? -EOPNOTSUPP : -ENAMETOOLONG;
+		(void)mg_cg_remove(parentfd, name);
 		goto fail;
 	}
-	return 0;
-fail:
-	mg_log_errno(LOG_ERR, r, "make a cgroup for a run of uid %u: %s%s%m", (unsigned)run->uid, err,
-	             err[0] ? ": " : "");
+	if ((r = take_pids_max(run, cg)) < 0)
+		(void)mg_cg_remove(parentfd, name);
 	return r;
-}
-
-/* Polls until systemd has the caller in the new scope (its job runs after
- * the method returns). */
-static int on_scope_poll(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct run *run = userdata;
-	_cleanup_free_ char *now = NULL;
-	int r = mg_cg_pid_path(run->runs->procfd, run->pid, &now);
-
-	if (r >= 0 && strcmp(now + strspn(now, "/"), run->path) == 0)
-		return finished(run, 0), 0;
-	run->waited_usec += SCOPE_POLL_USEC;
-	if (r < 0 || run->waited_usec >= SCOPE_WAIT_USEC) {
-		log_err("placed run %s: systemd did not start the scope with pid %d in it", run->path,
-		        (int)run->pid);
-		return finished(run, r < 0 ? r : -ETIMEDOUT), 0;
-	}
-	if ((r = arm(run, SCOPE_POLL_USEC, on_scope_poll)) < 0)
-		finished(run, r);
-	return 0;
-}
-
-static int on_scope_started(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
-{
-	struct run *run = userdata;
-	const sd_bus_error *e = sd_bus_message_get_error(reply);
-	int r;
-
-	if (e) {
-		log_err("placed run %s: StartTransientUnit: %s", run->path, e->message ?: e->name);
-		/* An answer from systemd, not our own timeout: no scope is coming
-		 * (and one of the name, perhaps an adopted run, is not this one). */
-		run->refused = !sd_bus_error_has_name(e, SD_BUS_ERROR_NO_REPLY) &&
-		               !sd_bus_error_has_name(e, SD_BUS_ERROR_TIMEOUT);
-		return finished(run, -sd_bus_error_get_errno(e) ?: -EIO), 0;
-	}
-	if ((r = arm(run, SCOPE_POLL_USEC, on_scope_poll)) < 0)
-		finished(run, r);
-	return 0;
-}
-
-/* systemd: a transient scope memguard-user-<uid>-<n>.scope in memguard.slice,
- * Delegate=yes, the caller moved in by systemd itself, which stays the only
- * writer of the tree above it. */
-static int create_scope(struct run *run)
-{
-	struct mg_runs *runs = run->runs;
-	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *m = NULL;
-	char unit[96], desc[96];
-	int r;
-
-	snprintf(unit, sizeof(unit), SCOPE_PREFIX MG_PLACE_RUN_PREFIX "%u-%u-%u.scope", (unsigned)run->uid,
-	         (unsigned)getpid(), ++runs->seq);
-	snprintf(run->path, sizeof(run->path), MG_PLACE_SLICE "/%s", unit);
-	snprintf(desc, sizeof(desc), "memguard run of uid %u (pid %d)", (unsigned)run->uid, (int)run->pid);
-	if ((r = sd_bus_message_new_method_call(
-	             runs->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-	             "org.freedesktop.systemd1.Manager", "StartTransientUnit")) < 0 ||
-	    (r = sd_bus_message_append(m, "ss", unit, "fail")) < 0 ||
-	    (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
-	    (r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)", "Slice", "s", MG_PLACE_SLICE, "Description",
-	                               "s", desc, "Delegate", "b", 1, "MemoryAccounting", "b", 1, "PIDs",
-	                               "au", 1, (uint32_t)run->pid)) < 0 ||
-	    (run->limit != MG_SIZE_UNLIMITED &&
-	     (r = sd_bus_message_append(m, "(sv)", "MemoryMax", "t", run->limit)) < 0) ||
-	    (r = sd_bus_message_close_container(m)) < 0 ||
-	    (r = sd_bus_message_append(m, "a(sa(sv))", 0)) < 0 ||
-	    (r = sd_bus_call_async(runs->bus, &run->slot, m, on_scope_started, run, SCOPE_WAIT_USEC)) < 0) {
-		mg_log_errno(LOG_ERR, r, "ask systemd for scope %s: %m", unit);
-		return r;
-	}
-	return 0;
+fail:
+	mg_log_errno(LOG_ERR, r, "make a cgroup for a run of uid %u in %s: %s%s%m", (unsigned)run->uid, where,
+	             err, err[0] ? ": " : "");
+	return r;
 }
 
 int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, const struct mg_run_spec *spec,
@@ -537,19 +526,65 @@ int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, co
 	run->pid = cred->pid;
 	run->pidfd = pidfd;
 	run->start = spec->start;
-	run->limit = spec->limit;
 	snprintf(run->tether, sizeof(run->tether), "%s", spec->tether);
-	snprintf(run->limit_root, sizeof(run->limit_root), "%s", spec->limit_root);
-	if ((r = runs->bus ? create_scope(run) : create_cgroupfs(run)) < 0) {
+	if ((r = create_run(run, spec->parent)) < 0) {
 		run_free(run);
 		return r;
 	}
-	run->done = done;
-	run->userdata = userdata;
-	run->starting = true;
-	if (!runs->bus)
-		finished(run, 0);
+	const char *what;
+	if ((r = finish(run, &what)) < 0) {
+		mg_log_errno(LOG_ERR, r, "placed run %s for pid %d of uid %u failed to start: %s: %m",
+		             run->path, (int)run->pid, (unsigned)run->uid, what);
+		done(userdata, r, NULL);
+		run_abandon(run);
+		return 0;
+	}
+	done(userdata, 0, run->path);
+	run_watch(run);
+	/* The guard hears of the tasks' cgroups as the launcher makes them. */
+	char dir[PATH_MAX + MG_RUN_PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/%s", runs->mount, run->path);
+	if (runs->watch_fd >= 0 &&
+	    inotify_add_watch(runs->watch_fd, dir, IN_CREATE | IN_DELETE | IN_ONLYDIR) < 0)
+		mg_log_errno(LOG_WARNING, -errno, "watch %s: %m; its tasks are guarded from the next rescan",
+		             dir);
 	return 0;
+}
+
+/* A placed run a previous memguardd left at path: watch it again, or end it
+ * when its launcher is gone. Only a cgroup with root's launcher record is
+ * one; tether is the registry's word, or "" to read the record. */
+static void adopt(struct mg_runs *runs, int fd, const char *path, const char *tether, const char *name)
+{
+	struct stat st;
+	uint64_t now_start;
+	pid_t pid = 0;
+	struct run *run;
+
+	if (fstat(fd, &st) < 0 || !(run = run_new(runs)))
+		return;
+	snprintf(run->path, sizeof(run->path), "%s", path);
+	snprintf(run->name, sizeof(run->name), "%s", name);
+	run->uid = st.st_uid;
+	if (mg_contract_get_launcher(fd, &pid, &run->start) == 0) {
+		run->pid = pid;
+		run->pidfd = mg_pidfd_open(pid);
+		/* The same process only if it started when the launcher did. */
+		if (run->pidfd >= 0 &&
+		    (mg_proc_start_time(runs->procfd, pid, &now_start) < 0 || now_start != run->start)) {
+			close(run->pidfd);
+			run->pidfd = -1;
+		}
+	}
+	if (tether[0])
+		snprintf(run->tether, sizeof(run->tether), "%s", tether);
+	else
+		(void)mg_contract_get_tether(fd, run->tether, sizeof(run->tether));
+	log_info("placed run %s: adopted (launcher %s)", run->path, run->pidfd >= 0 ? "running" : "gone");
+	if (run->pidfd < 0)
+		on_launcher_exit(NULL, -1, 0, run);
+	else
+		run_watch(run);
 }
 
 struct adopt_scan {
@@ -557,89 +592,81 @@ struct adopt_scan {
 	const char *parent, *prefix;
 };
 
-/* A placed run a previous memguardd left: watch it again, or end it when
- * its launcher is gone. */
-static int adopt(int fd, const char *name, void *userdata)
+/* A run of the old places: MG_PLACE_RUNS_PARENT and an earlier memguardd's scopes. */
+static int adopt_old(int fd, const char *name, void *userdata)
 {
 	const struct adopt_scan *as = userdata;
-	struct stat st;
-	uint64_t now_start;
-	pid_t pid = 0;
-	struct run *run;
+	char path[MG_RUN_PATH_MAX];
 
-	if (strncmp(name, as->prefix, strlen(as->prefix)) != 0 || fstat(fd, &st) < 0 ||
-	    !(run = run_new(as->runs)))
-		return 0;
-	snprintf(run->path, sizeof(run->path), "%s/%s", as->parent, name);
-	run->uid = st.st_uid;
-	if (mg_contract_get_launcher(fd, &pid, &run->start) == 0) {
-		run->pid = pid;
-		run->pidfd = mg_pidfd_open(pid);
-		/* The same process only if it started when the launcher did. */
-		if (run->pidfd >= 0 &&
-		    (mg_proc_start_time(as->runs->procfd, pid, &now_start) < 0 || now_start != run->start)) {
-			close(run->pidfd);
-			run->pidfd = -1;
-		}
+	if (strncmp(name, as->prefix, strlen(as->prefix)) == 0) {
+		snprintf(path, sizeof(path), "%s/%s", as->parent, name);
+		adopt(as->runs, fd, path, "", "");
 	}
-	(void)mg_contract_get_tether(fd, run->tether, sizeof(run->tether));
-	(void)mg_contract_get_limit_root(fd, run->limit_root, sizeof(run->limit_root));
-	log_info("placed run %s: adopted (launcher %s)", run->path, run->pidfd >= 0 ? "running" : "gone");
-	if (run->pidfd < 0)
-		on_launcher_exit(NULL, -1, 0, run);
-	else
-		run_watch(run, false);
 	return 0;
 }
 
-/* systemd's own socket, as systemctl does as root: no D-Bus daemon needed;
- * else the system bus. */
-static int connect_systemd(struct mg_runs *runs, sd_event *event)
+/* The registry's runs: each file names a run's cgroup and its tether. */
+static void adopt_registered(struct mg_runs *runs)
 {
-	sd_bus *bus = NULL;
-	int r;
+	_cleanup_close_ int dirfd = fcntl(runs->registryfd, F_DUPFD_CLOEXEC, 3);
+	DIR *dir = dirfd >= 0 ? fdopendir(dirfd) : NULL;
+	struct dirent *de;
 
-	if ((r = sd_bus_new(&bus)) >= 0 &&
-	    (r = sd_bus_set_address(bus, "unix:path=/run/systemd/private")) >= 0)
-		r = sd_bus_start(bus);
-	if (r < 0) {
-		bus = sd_bus_unref(bus);
-		r = sd_bus_open_system(&bus);
+	if (!dir)
+		return;
+	dirfd = -1; /* closedir closes it */
+	while ((de = readdir(dir))) {
+		char text[2 * MG_RUN_PATH_MAX + 4];
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(((struct run *)0)->name) ||
+		    mg_read_small_at(runs->registryfd, de->d_name, text, sizeof(text)) <= 0)
+			continue;
+		char *tether = strchr(text, '\n');
+		if (!tether)
+			continue;
+		*tether++ = '\0';
+		tether[strcspn(tether, "\n")] = '\0';
+		_cleanup_close_ int fd = mg_cg_open(runs->mountfd, text);
+		pid_t pid;
+		uint64_t start;
+		if (fd >= 0 && mg_contract_get_launcher(fd, &pid, &start) == 0)
+			adopt(runs, fd, text, tether, de->d_name);
+		else
+			(void)unlinkat(runs->registryfd, de->d_name, 0);
 	}
-	if (r >= 0)
-		r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL + 10);
-	if (r < 0) {
-		sd_bus_unref(bus);
-		return r;
-	}
-	runs->bus = bus;
-	return 0;
+	closedir(dir);
 }
 
 int mg_runs_new(const struct mg_runs_config *cfg, struct mg_runs **ret)
 {
 	struct mg_runs *runs = calloc(1, sizeof(*runs));
-	int r;
 
 	if (!runs)
 		return -ENOMEM;
 	*runs = (struct mg_runs){.event = sd_event_ref(cfg->event),
 	                         .mountfd = cfg->mountfd,
 	                         .procfd = cfg->procfd,
+	                         .registryfd = -1,
+	                         .watch_fd = cfg->watch_fd,
 	                         .grace_usec = cfg->grace_usec};
 	snprintf(runs->mount, sizeof(runs->mount), "%s", cfg->mount);
-	if (cfg->systemd && (r = connect_systemd(runs, cfg->event)) < 0)
-		mg_log_errno(LOG_WARNING, r,
-		             "connect to systemd: %m; making placed runs on cgroupfs directly");
+	if (mkdir(cfg->registry, 0700) < 0 && errno != EEXIST)
+		mg_log_errno(LOG_WARNING, -errno, "make %s: %m; a restarted memguardd will not find the runs",
+		             cfg->registry);
+	runs->registryfd = open(cfg->registry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (runs->registryfd < 0)
+		mg_log_errno(LOG_WARNING, -errno, "open %s: %m; a restarted memguardd will not find the runs",
+		             cfg->registry);
+	else
+		adopt_registered(runs);
 	static const struct {
 		const char *parent, *prefix;
-	} places[] = {{MG_PLACE_RUNS_PARENT, MG_PLACE_RUN_PREFIX},
-	              {MG_PLACE_SLICE, SCOPE_PREFIX MG_PLACE_RUN_PREFIX}};
+	} places[] = {{MG_PLACE_RUNS_PARENT, MG_PLACE_ROOT_RUN_PREFIX},
+	              {MG_PLACE_SLICE, SCOPE_PREFIX MG_PLACE_ROOT_RUN_PREFIX}};
 	for (size_t i = 0; i < MG_ARRAY_SIZE(places); i++) {
 		struct adopt_scan as = {.runs = runs, .parent = places[i].parent, .prefix = places[i].prefix};
 		_cleanup_close_ int parent = mg_cg_open(cfg->mountfd, places[i].parent);
 		if (parent >= 0)
-			(void)mg_cg_for_each_child(parent, adopt, &as);
+			(void)mg_cg_for_each_child(parent, adopt_old, &as);
 	}
 	*ret = runs;
 	return 0;
@@ -652,9 +679,11 @@ void mg_runs_free(struct mg_runs *runs)
 	for (size_t i = 0; i < MG_RUNS_MAX; i++)
 		if (runs->run[i]) {
 			runs->run[i]->starting = false; /* no callbacks into a service going away */
+			runs->run[i]->name[0] = '\0';   /* its registry entry is for the next memguardd */
 			run_free(runs->run[i]);
 		}
-	sd_bus_flush_close_unref(runs->bus);
+	if (runs->registryfd >= 0)
+		close(runs->registryfd);
 	sd_event_unref(runs->event);
 	free(runs);
 }

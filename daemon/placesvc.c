@@ -44,7 +44,7 @@ struct conn {
 	char buf[REQUEST_MAX];
 	struct {
 		struct mg_place_verdict v;
-		char limit_from[512];
+		char limit_from[MG_PLACE_PATH_MAX];
 	} pending;     /* while a run is made for it */
 	bool awaiting; /* handed to the runs: they call on_run_made once */
 	bool handling; /* inside on_conn_io, which frees it afterwards */
@@ -115,8 +115,34 @@ static void reply(struct conn *c, const char *fmt, ...)
 	(void)send(c->fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+/* The first limit file set on the cgroup itself, or "": what a run beside
+ * it would escape. Protections (memory.min, memory.low) are not limits, and
+ * pids.max, which systemd sets on every unit, the run takes with it
+ * (placedrun.c). */
+static const char *own_limit(int cgfd)
+{
+	static const struct {
+		const char *file, *unset; /* unset: the file's value when nothing is set */
+	} limits[] = {{"memory.max", "max"}, {"memory.high", "max"}, {"memory.swap.max", "max"},
+	              {"cpu.max", "max "},   {"cpuset.cpus", ""},    {"cpuset.mems", ""},
+	              {"io.max", ""}};
+	char buf[256];
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(limits); i++) {
+		ssize_t n = mg_read_small_at(cgfd, limits[i].file, buf, sizeof(buf));
+		if (n == -ENOENT)
+			continue;
+		buf[n < 0 ? 0 : strcspn(buf, "\n")] = '\0';
+		/* Unreadable counts as set: what cannot be read is not known to be unset. */
+		if (n < 0 || strncmp(buf, limits[i].unset, strlen(limits[i].unset)) != 0 ||
+		    (!limits[i].unset[0] && buf[0]))
+			return limits[i].file;
+	}
+	return "";
+}
+
 /* The caller's cgroup chain (mg_place_chain_paths, MG_PLACE_CHAIN_MAX deep at most),
- * with each memory.max. */
+ * with each memory.max, and the caller's own cgroup's own limit. */
 static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_PATH_MAX],
                       struct mg_place_origin *chain, size_t *ret_n)
 {
@@ -138,7 +164,8 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_P
 		 * limit; a limit that cannot be read is no reason to drop it. */
 		if ((r = mg_cg_read_u64(fd, "memory.max", &max)) < 0 && r != -ENOENT)
 			return r;
-		chain[i] = (struct mg_place_origin){.path = paths[i], .limit = max};
+		chain[i] = (struct mg_place_origin){
+		        .path = paths[i], .limit = max, .own_limit = i == 0 ? own_limit(fd) : ""};
 	}
 	*ret_n = (size_t)n;
 	return 0;
@@ -192,25 +219,21 @@ static void on_run_made(void *userdata, int r, const char *path)
 		conn_free(c);
 }
 
-/* Hands the caller to the runs: the connection waits for the run's cgroup
- * (systemd makes a scope asynchronously), bounded by the runs' own timeout. */
+/* Hands the caller to the runs, which answer through on_run_made. */
 static void place_in_run(struct conn *c, const struct mg_place_verdict *v,
-                         const struct mg_place_origin *chain, int pidfd, uint64_t start)
+                         const struct mg_place_origin *chain, size_t n, int pidfd, uint64_t start)
 {
 	int r;
 
 	c->pending.v = *v;
 	snprintf(c->pending.limit_from, sizeof(c->pending.limit_from), "%s",
 	         v->limit_from >= 0 ? chain[v->limit_from].path : "");
-	c->timer = sd_event_source_disable_unref(c->timer);
-	c->io = sd_event_source_disable_unref(c->io);
 	c->awaiting = true;
 	r = mg_runs_create(c->svc->runs, &c->cred, pidfd,
 	                   &(struct mg_run_spec){
 	                           .start = start,
-	                           .limit = v->limit,
-	                           .tether = v->tether >= 0 ? chain[v->tether].path : "",
-	                           .limit_root = v->limit_root >= 0 ? chain[v->limit_root].path : "",
+	                           .parent = v->parent >= 0 ? chain[v->parent].path : "",
+	                           .tether = n > 0 ? chain[0].path : "",
 	                   },
 	                   on_run_made, c);
 	if (r < 0) {
@@ -250,7 +273,6 @@ static void handle(struct conn *c)
 	static char chain_paths[MG_PLACE_CHAIN_MAX][MG_PLACE_PATH_MAX], job_names[MAX_JOBS][72];
 	static struct mg_place_origin chain[MG_PLACE_CHAIN_MAX];
 	static struct mg_place_job jobs[MAX_JOBS];
-	static const char *run_roots[MG_RUNS_MAX];
 	struct mg_placesvc *s = c->svc;
 	struct mg_place_request req = {.uid = c->cred.uid, .max_runs_per_uid = s->max_runs_per_uid};
 	struct mg_place_verdict v;
@@ -270,8 +292,7 @@ static void handle(struct conn *c)
 	_cleanup_close_ int jobsfd = mg_cg_open(s->mountfd, MG_PLACE_JOBS_PARENT);
 	if (jobsfd >= 0)
 		(void)mg_cg_for_each_child(jobsfd, add_job, &js);
-	req.runs_of_uid = mg_runs_of_uid(s->runs, c->cred.uid, run_roots);
-	req.run_roots = run_roots;
+	req.runs_of_uid = mg_runs_of_uid(s->runs, c->cred.uid);
 	switch (mg_place_decide(&req, chain, n, jobs, js.n, &v)) {
 	case MG_PLACE_REFUSE:
 		log_info("placement for pid %d of uid %u refused: %s", (int)c->cred.pid,
@@ -280,7 +301,7 @@ static void handle(struct conn *c)
 	case MG_PLACE_JOB:
 		return place_in_job(c, jobs[v.job].name, pidfd);
 	case MG_PLACE_RUN:
-		return place_in_run(c, &v, chain, TAKE_FD(pidfd), start);
+		return place_in_run(c, &v, chain, n, TAKE_FD(pidfd), start);
 	}
 }
 
@@ -421,8 +442,9 @@ int mg_placesvc_start(sd_event *event, int mountfd, int procfd, const struct mg_
 	                            .mountfd = mountfd,
 	                            .procfd = procfd,
 	                            .mount = cfg->mount,
-	                            .grace_usec = cfg->grace_usec,
-	                            .systemd = cfg->systemd};
+	                            .registry = cfg->registry,
+	                            .watch_fd = cfg->watch_fd,
+	                            .grace_usec = cfg->grace_usec};
 	if ((r = mg_runs_new(&rc, &s->runs)) < 0) {
 		mg_placesvc_free(s);
 		return r;
@@ -438,9 +460,9 @@ void mg_placesvc_configure(struct mg_placesvc *s, uint64_t grace_usec, unsigned 
 	s->max_runs_per_uid = max_runs_per_uid;
 }
 
-const char *mg_placesvc_backend(const struct mg_placesvc *s)
+size_t mg_placesvc_runs(const struct mg_placesvc *s, const char **ret, size_t max)
 {
-	return mg_runs_backend(s->runs);
+	return s && s->runs ? mg_runs_paths(s->runs, ret, max) : 0;
 }
 
 void mg_placesvc_free(struct mg_placesvc *s)

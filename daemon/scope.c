@@ -50,6 +50,23 @@ static int by_path(const void *a, const void *b)
 	              ((const struct mg_scope_candidate *)b)->path);
 }
 
+/* Sorts the list by path and keeps each cgroup once (overlapping globs
+ * match one twice). Returns the count. */
+static int list_settle(struct mg_scope_list *l)
+{
+	if (l->n > 1)
+		qsort(l->c, l->n, sizeof(l->c[0]), by_path);
+	size_t kept = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (kept > 0 && strcmp(l->c[kept - 1].path, l->c[i].path) == 0)
+			free(l->c[i].path);
+		else
+			l->c[kept++] = l->c[i];
+	}
+	l->n = kept;
+	return (int)kept;
+}
+
 int mg_scope_expand(const char *mount, const char *globs, struct mg_scope_list *ret)
 {
 	char pattern[1024], word[512];
@@ -85,18 +102,38 @@ int mg_scope_expand(const char *mount, const char *globs, struct mg_scope_list *
 		p += len;
 		p += strspn(p, " \t");
 	}
-	/* Overlapping globs match a cgroup twice: keep it once. */
-	if (ret->n > 1)
-		qsort(ret->c, ret->n, sizeof(ret->c[0]), by_path);
-	size_t kept = 0;
-	for (size_t i = 0; i < ret->n; i++) {
-		if (kept > 0 && strcmp(ret->c[kept - 1].path, ret->c[i].path) == 0)
-			free(ret->c[i].path);
-		else
-			ret->c[kept++] = ret->c[i];
+	return list_settle(ret);
+}
+
+struct child_scan {
+	struct mg_scope_list *list;
+	const char *parent;
+	int r;
+};
+
+static int add_child(int fd, const char *name, void *userdata)
+{
+	struct child_scan *cs = userdata;
+	char path[sizeof(((struct mg_scope_entry *)0)->path)];
+
+	(void)fd;
+	if (snprintf(path, sizeof(path), "%s/%s", cs->parent, name) < (int)sizeof(path) &&
+	    (cs->r = list_add(cs->list, path)) < 0)
+		return cs->r;
+	return 0;
+}
+
+int mg_scope_add_children(int mountfd, const char *const *parents, size_t n, struct mg_scope_list *ret)
+{
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_close_ int fd = mg_cg_open(mountfd, parents[i]);
+		struct child_scan cs = {.list = ret, .parent = parents[i]};
+		if (fd >= 0)
+			(void)mg_cg_for_each_child(fd, add_child, &cs);
+		if (cs.r < 0)
+			return cs.r;
 	}
-	ret->n = kept;
-	return (int)kept;
+	return list_settle(ret);
 }
 
 int mg_scope_probe(int mountfd, struct mg_scope_candidate *c)

@@ -38,6 +38,11 @@ void mg_scope_list_free(struct mg_scope_list *l);
  * Returns the count, or -errno (-ENOMEM only). */
 int mg_scope_expand(const char *mount, const char *globs, struct mg_scope_list *ret);
 
+/* Adds the child cgroups of each of parents (below the mount; the placed
+ * runs, wherever their callers were) to the list, keeping it sorted and
+ * each once. Returns the count, or -errno (-ENOMEM only). */
+int mg_scope_add_children(int mountfd, const char *const *parents, size_t n, struct mg_scope_list *ret);
+
 /* Fills in owner, populated and has_memory of c from mountfd/c->path.
  * Returns 0, or -errno (-ENOENT: gone). */
 int mg_scope_probe(int mountfd, struct mg_scope_candidate *c);

@@ -19,6 +19,7 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "askplace.h"
+#include "relay.h"
 #include "spawn.h"
 
 #define CONTROLLERS "memory pids"
@@ -116,16 +117,26 @@ static int probe_run(struct mg_placement *pl, char *why, size_t whysize)
 /* Asks memguardd, the node's trusted process, to place us: an ordinary user
  * whose cgroup is not delegated (context says so), or root on a systemd node
  * (context NULL), where systemd should stay the single writer of the tree.
- * Returns 1 with base set for a job cgroup (the run goes below it as usual),
- * 0 when the run itself was placed (set up here), or -errno with the reason. */
+ * The first process stays where the batch system put it (relay.h); a child
+ * asks and goes on. Returns 1 with base set for a job cgroup (the run goes
+ * below it as usual), 0 when the run itself was placed (set up here), or
+ * -errno with the reason. */
 static int ask_daemon(struct mg_placement *pl, const char *context, char *base, size_t basesize, char *why,
                       size_t whysize)
 {
 	const char *socket_path = getenv(MG_PLACE_SOCKET_ENV) ?: MG_PLACE_SOCKET;
 	struct mg_place_answer a;
-	char answer[512], limit[MG_SIZE_STRLEN];
+	char answer[512], limit[MG_SIZE_STRLEN], full[2 * PATH_MAX];
+	int relay = access(socket_path, F_OK) == 0 ? mg_relay_fork() : -ENOENT;
 	int r = mg_place_ask(socket_path, getenv("PBS_JOBID"), 5000, &a, answer, sizeof(answer));
 
+	if (r < 0 || a.kind != MG_PLACE_ANSWER_RUN) {
+		if (relay >= 0)
+			close(relay);
+	} else {
+		snprintf(full, sizeof(full), "%s/%s", pl->mount, a.cgroup);
+		mg_relay_tell_run(relay, full);
+	}
 	if (r < 0) {
 		snprintf(why, whysize, "%s%s%s", context ?: "", context ? ", and " : "", answer);
 		return r;

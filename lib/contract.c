@@ -147,13 +147,3 @@ int mg_contract_get_tether(int cgfd, char *buf, size_t size)
 {
 	return get_text(cgfd, MG_XATTR_TETHER, buf, size);
 }
-
-int mg_contract_set_limit_root(int cgfd, const char *path)
-{
-	return set_text(cgfd, MG_XATTR_LIMIT_ROOT, path);
-}
-
-int mg_contract_get_limit_root(int cgfd, char *buf, size_t size)
-{
-	return get_text(cgfd, MG_XATTR_LIMIT_ROOT, buf, size);
-}

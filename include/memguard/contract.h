@@ -74,14 +74,10 @@ int mg_contract_clear_fence(int cgfd);
  * get returns 0 with both, -ENODATA when missing or not "<pid> <start time>"
  * (pid > 0), or -errno.
  * trusted.memguard.tether: on a placed run, the cgroup (below the mount) the
- * run ends with; trusted.memguard.limit_root: the outermost cgroup whose
- * memory.max it took, which one run of a user may take at a time; get
- * returns the length as mg_contract_get_killed() does. */
+ * run ends with, its caller's; get returns the length as
+ * mg_contract_get_killed() does. */
 #define MG_XATTR_TETHER "trusted.memguard.tether"
-#define MG_XATTR_LIMIT_ROOT "trusted.memguard.limit_root"
 int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start_time);
 int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start_time);
 int mg_contract_set_tether(int cgfd, const char *path);
 int mg_contract_get_tether(int cgfd, char *buf, size_t size);
-int mg_contract_set_limit_root(int cgfd, const char *path);
-int mg_contract_get_limit_root(int cgfd, char *buf, size_t size);

@@ -15,6 +15,8 @@
  * for the launcher it only ever changes the caller's own run. */
 #define MG_PLACE_SOCKET "/run/memguard/place.sock"
 #define MG_PLACE_SOCKET_ENV "MEMGUARD_PLACE_SOCKET"
+/* memguardd's record of the runs it placed, for the next memguardd. */
+#define MG_PLACE_REGISTRY "/run/memguard/runs"
 
 /* The xattrs on task cgroups, the launcher-daemon contract, are named in
  * memguard/contract.h. */

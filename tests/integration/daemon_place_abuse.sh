@@ -13,7 +13,7 @@ job job4
 
 echo "bob cannot get into alice's job cgroup, nor name a path"
 reply=$(client bob job4 line "place job=77.srv")
-case $reply in "ok run memguard/user-"*) ;; *) fail "bob asking for alice's job got: $reply" ;; esac
+case $reply in "ok run job4/memguard-run-"*) ;; *) fail "bob asking for alice's job got: $reply" ;; esac
 [ -z "$(cat "$cgroot/memguard.jobs/77.srv/job/cgroup.procs")" ] || fail "a process of bob's is in alice's job"
 reply=$(client bob job4 line "place job=../../memguard.jobs/77.srv")
 case $reply in "err bad request"*) ;; *) fail "a path as job id got: $reply" ;; esac

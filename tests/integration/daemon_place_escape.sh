@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
-# memguardd's placement service against bob, who tries to get a run without
-# his job's limit: from 33 cgroups of his own nested below his job (the
-# limit above them out of the chain memguardd reads), from inside a run of
-# the systemd backend's slice (a second run with the job's limit again), and
-# by asking for a second run from his job while his first one runs (each run
-# is outside the job's cgroup and would take the job's whole limit again).
-# All must be refused, and no run made: his second launcher runs in his
-# job's own cgroup instead, where the job's limit holds.
+# memguardd's placement service against bob, who tries to get more than his
+# job's limit: from 33 cgroups of his own nested below his job (the limits
+# above them out of the chain memguardd reads), from inside a run of an
+# earlier memguardd's systemd slice, and with two runs from one job at once.
+# The first two are refused; the two runs are both inside the job, so
+# together they get the job's limit once: the kernel stops them there.
 . "$(dirname "$0")/lib.sh"
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
@@ -23,7 +21,7 @@ deep=job6$(printf '/n%.0s' $(seq 33))
 echo "from 33 levels below his job: refused, not a run without the job's limit"
 reply=$(client bob "$deep" line place)
 note "$reply"
-case $reply in "err cgroup $deep is nested deeper than memguardd reads"*) ;; *) fail "bob got: $reply" ;; esac
+case $reply in "err cgroup $deep/task is nested deeper than memguardd reads"*) ;; *) fail "bob got: $reply" ;; esac
 
 echo "from inside a run in memguard.slice: refused, not a second run"
 mkdir -p "$cgroot/memguard.slice"
@@ -35,27 +33,26 @@ case $reply in "err cgroup memguard.slice/"*"is a placed run or a job cgroup alr
 
 assert_eq "$(placed_runs)" 0 "placed runs"
 
-echo "a second run from his job while the first runs: refused; that launcher runs in the job"
+echo "two runs from his 300 MiB job at once, 200 MiB each: both inside the job, held at its limit together"
 job job7 300M
-as bob job7 "$memguard" -n 1 -- sleep 600 2>"$work/b1.err" &
-wait_for 20 placed_tasks 1 || { cat "$work/b1.err" "$work/daemon.log"; fail "bob's first run was not placed"; }
-reply=$(client bob job7 line place)
-note "$reply"
-case $reply in "err another placed run of this user already takes the limit of cgroup job7"*) ;;
-*) fail "bob got: $reply" ;;
-esac
-as bob job7 "$memguard" -n 1 --report "$share/b2.json" -- sh -c 'cut -d: -f3 /proc/self/cgroup' \
-	>"$work/b2.out" 2>"$work/b2.err" || { cat "$work/b2.err"; fail "bob's second launcher failed"; }
-cat "$work/b2.err"
-assert_eq "$(json "$share/b2.json" 'r["mode"]')" degraded "mode of the second run"
-assert_eq "$(cat "$work/b2.out")" /job7 "where the second run's task ran"
-assert_contains "$work/b2.err" "already takes the limit of cgroup job7" "the launcher says why"
-assert_eq "$(placed_runs)" 1 "placed runs while the first runs"
-pkill -KILL -u bob -x memguard
-wait_for 10 no_placed_runs || fail "bob's first run was left behind"
-reply=$(client bob job7 line place)
-note "$reply"
-case $reply in "ok run memguard/user-"*) ;; *) fail "once the first run was gone, bob got: $reply" ;; esac
+for i in 1 2; do
+	as bob job7 "$memguard" -n 1 --report "$share/b$i.json" -- "$memhog" -H 3000 200 \
+		>"$work/b$i.out" 2>"$work/b$i.err" &
+done
+wait_for 30 placed_tasks 2 || { cat "$work"/b?.err "$work/daemon.log"; fail "bob's two runs were not both placed"; }
+wait_for 30 test -s "$share/b1.json" -a -s "$share/b2.json" ||
+	{ cat "$work"/b?.err "$work/daemon.log"; fail "bob's runs did not end"; }
+cat "$work/b1.err" "$work/b2.err"
+for i in 1 2; do
+	json "$share/b$i.json" 'r["where"]' | grep -q '^job7/memguard-run-' ||
+		fail "run $i not inside job7: $(json "$share/b$i.json" 'r["where"]')"
+done
+peak=$(cat "$cgroot/job7/memory.peak")
+note "job7's memory.peak: $((peak >> 20)) MiB"
+[ "$peak" -le $((300 << 20)) ] || fail "bob's job held $((peak >> 20)) MiB, over its 300 MiB"
+kills=$(( $(json "$share/b1.json" 'r["tasks"][0]["oom_kills"]') + $(json "$share/b2.json" 'r["tasks"][0]["oom_kills"]') ))
+[ "$kills" -ge 1 ] || fail "neither run was stopped at the job's limit: 400 MiB held in a 300 MiB job"
+wait_for 10 no_placed_runs || fail "bob's runs were left behind"
 
 kill -0 "$daemon_pid" || fail "memguardd died"
 stop_daemon

@@ -12,7 +12,7 @@ cleanup() {
 	pkill -KILL -u alice 2>/dev/null || true
 	pkill -KILL -u bob 2>/dev/null || true
 	stop_daemon
-	for cg in job1 job2 job3 job4 job5; do rmdir "$cgroot/$cg" 2>/dev/null || true; done
+	for cg in job1 job2 job3 job4 job5 job6 job7 job8; do remove_job "$cg" || true; done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -21,27 +21,41 @@ start_daemon "$(printf 'protect =\n[task]\nkill_grace = 2s')"
 for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.05; done
 [ -S "$socket" ] || { cat "$work/daemon.log"; fail "no placement socket at $socket"; }
 
-# job CGROUP [LIMIT]: a root-owned cgroup standing in for a batch job's.
+# job CGROUP [LIMIT]: a root-owned cgroup standing in for a batch job's, its
+# limit set on itself and handed to its children as Slurm's job and step
+# cgroups do; the job script runs in its "task" child, as in Slurm's task_0.
 job() {
 	mkdir -p "$cgroot/$1"
 	[ -z "${2:-}" ] || echo "$2" >"$cgroot/$1/memory.max"
+	echo "+memory +pids" >"$cgroot/$1/cgroup.subtree_control"
 }
-# as USER CGROUP CMD...: runs CMD as USER from inside CGROUP, as a job script would.
+# as USER CGROUP CMD...: runs CMD as USER from CGROUP/task (CGROUP itself
+# when it is the root's "." or ends in /), as a job script would.
 as() {
 	local user=$1 cg=$2
 	shift 2
+	case $cg in . | */) ;; *) mkdir -p "$cgroot/$cg/task" && cg=$cg/task ;; esac
 	sh -c 'u=$1; shift; echo $$ >"$0/cgroup.procs" && exec setpriv --reuid="$u" --regid="$u" --init-groups -- "$@"' \
 		"$cgroot/$cg" "$user" env -u MEMGUARD_PLACE_SOCKET "$@"
 }
-placed_runs() { find "$cgroot/memguard" -mindepth 1 -maxdepth 1 -type d -name 'user-*' 2>/dev/null | wc -l; }
+# The placed runs: beside their callers' cgroups, or below the root's memguard/.
+run_dirs() {
+	find "$cgroot" -mindepth 1 -type d \( -name 'memguard-run-*' -o -path "$cgroot/memguard/user-*" \) \
+		-prune 2>/dev/null
+}
+placed_runs() { run_dirs | wc -l; }
 no_placed_runs() { [ "$(placed_runs)" -eq 0 ]; }
-placed_tasks() { [ "$(find "$cgroot/memguard" -path '*/user-*/task-*' -type d 2>/dev/null | wc -l)" -eq "$1" ]; }
+placed_tasks() { [ "$(run_dirs | while read -r r; do find "$r" -mindepth 1 -maxdepth 1 -type d -name 'task-*'; done | wc -l)" -eq "$1" ]; }
 no_procs_of() { ! pgrep -u "$1" >/dev/null; }
+# The job's removal as the batch system does it, which fails while anything of a run is left inside.
+remove_job() { find "$cgroot/$1" -depth -type d -exec rmdir {} + 2>/dev/null; [ ! -e "$cgroot/$1" ]; }
 # client USER CGROUP PAYLOAD...: talks to the socket directly, as an attacker would.
 client() {
 	local user=$1 cg=$2
 	shift 2
-	as "$user" "$cg" python3 "$work/client.py" "$socket" "$@"
+	# Not exec'd: the shell stays in the job's cgroup, as a job script does, so
+	# the job is not over (and the run's tether not cut) once the client is placed.
+	as "$user" "$cg" sh -c 'python3 "$@"; :' client "$work/client.py" "$socket" "$@"
 }
 cat >"$work/client.py" <<'PY'
 import socket, sys, time

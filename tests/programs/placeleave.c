@@ -1,8 +1,7 @@
 /* placeleave: an attacker of memguardd's placement service. Asks for a run,
- * waits until systemd has moved it into the new scope, starts a detached
- * process there and exits at once, before memguardd has seen it there: the
- * placement fails, and the process must not keep the scope. Fast on purpose,
- * in C, so it wins against memguardd's 20 ms look even under emulation.
+ * waits until it has been moved into the run, starts a detached process
+ * there and exits at once: the process must not keep the run. Fast on
+ * purpose, in C, so it races memguardd even under emulation.
  *   placeleave SOCKET PROGRAM [ARG...]
  * Exits 0 once PROGRAM started, 3 if it never saw itself moved. */
 #include <fcntl.h>
@@ -15,7 +14,7 @@
 
 extern char **environ;
 
-static int in_placed_scope(void)
+static int in_placed_run(void)
 {
 	char buf[512];
 	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
@@ -26,7 +25,7 @@ static int in_placed_scope(void)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	return strstr(buf, "memguard.slice/") != NULL;
+	return strstr(buf, "/memguard-run-") != NULL;
 }
 
 int main(int argc, char **argv)
@@ -46,7 +45,7 @@ int main(int argc, char **argv)
 		perror("placeleave: ask memguardd");
 		return 2;
 	}
-	for (long i = 0; !in_placed_scope(); i++)
+	for (long i = 0; !in_placed_run(); i++)
 		if (i == 10000000)
 			return 3;
 	posix_spawnattr_init(&attr);

@@ -194,8 +194,7 @@ static void fence_saved_high(void **state)
 	close(cg);
 }
 
-/* A placed run's tether and limit root, for a restarted memguardd: root's
- * word only. */
+/* A placed run's tether, for a restarted memguardd: root's word only. */
 static void tether_record(void **state)
 {
 	static const struct {
@@ -205,13 +204,11 @@ static void tether_record(void **state)
 		const char *path;
 	} records[] = {
 	        {"user.memguard.tether", mg_contract_set_tether, mg_contract_get_tether,
-	         "system.slice/x_slurmstepd.scope/job_7"},
-	        {"user.memguard.limit_root", mg_contract_set_limit_root, mg_contract_get_limit_root,
-	         "system.slice"},
+	         "system.slice/x_slurmstepd.scope/job_7/step_0/user/task_0"},
 	};
 	struct fake_tree *t = *state;
 	int cg = ft_open_dir(t->fd, "task");
-	char buf[64];
+	char buf[128];
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(records); i++) {
 		assert_int_equal(records[i].get(cg, buf, sizeof(buf)), -ENODATA);

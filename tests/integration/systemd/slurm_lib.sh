@@ -23,9 +23,10 @@ slurm_dump() {
 		echo "==== $f"
 		tail -n 80 "$f" 2>&1 || true
 	done
-	echo "==== journal (munge, slurmctld, slurmd, dbus)"
-	journalctl -b --no-pager -o short-monotonic -u munge -u slurmctld -u slurmd -u dbus 2>&1 | tail -n 60 || true
-	for f in /home/"$slurm_user"/*.out; do
+	echo "==== journal (munge, slurmctld, slurmd, dbus, memguardd)"
+	journalctl -b --no-pager -o short-monotonic -u munge -u slurmctld -u slurmd -u dbus -u memguardd 2>&1 |
+		tail -n 80 || true
+	for f in /home/"$slurm_user"/*.out /root/job-*.out; do
 		[ -e "$f" ] || continue
 		echo "==== $f"
 		cat "$f"
@@ -98,7 +99,8 @@ slurm_up() {
 		SlurmctldDebug=info
 		SlurmdDebug=info
 		AccountingStorageType=accounting_storage/none
-		JobAcctGatherType=jobacct_gather/none
+		JobAcctGatherType=jobacct_gather/cgroup
+		JobAcctGatherFrequency=task=1
 		JobCompType=jobcomp/filetxt
 		JobCompLoc=$slurm_jobcomp
 		$node
@@ -108,6 +110,7 @@ slurm_up() {
 		CgroupPlugin=cgroup/v2
 		ConstrainRAMSpace=yes
 		ConstrainSwapSpace=no
+		ConstrainCores=yes
 	EOF
 
 	id -u "$slurm_user" >/dev/null 2>&1 || useradd -m -s /bin/bash "$slurm_user"

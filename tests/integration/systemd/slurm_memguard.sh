@@ -2,14 +2,21 @@
 # memguard in a job script under a real Slurm (Debian's slurm-wlm, cgroup/v2, ConstrainRAMSpace), run
 # by an ordinary user, in the systemd guest:
 #   tests/vm/run-suite.sh --systemd --mem 1536 --test-timeout 600 tests/integration/systemd/slurm_memguard.sh
-# 1. a steady job: COMPLETED, exit 0, the report's budget within the job's --mem, every task ok;
+# 1. a steady job: COMPLETED, exit 0, the report's budget within the job's --mem, every task ok, the
+#    run placed inside the job's step (beside task_0) and nothing of the job left;
 # 2. a runaway among steady tasks: the runaway is stopped, the others finish, the summary names it;
-# 3. scancel of a job whose script runs memguard without exec: the launcher, placed by memguardd
-#    outside the step's cgroup and tethered to the job, tells its tasks (SIGTERM), writes its report,
-#    and nothing of the job (process or cgroup) outlives it;
+# 3. scancel of a job whose script runs memguard without exec: Slurm signals only its own task
+#    cgroup; memguardd sees it empty and tells the launcher, which tells its tasks (SIGTERM) and
+#    writes its report; no process outlives the job;
 # 4. the same for a job of root's;
-# 5. two memguard at once in one job: the first placed, the second refused a run of its own (it would
-#    take the job's limit again) and run in the job's own cgroup, degraded, under the job's limit.
+# 5. scancel of a job whose script execs memguard: the launcher's first process gets Slurm's SIGTERM
+#    and relays it, the report is written, and nothing of the job (process or cgroup) is left;
+# 6. two memguard at once in one job: both placed inside the job, under its one limit;
+# 7. the job's memory: a run holding 250 MiB and a plain process growing beside it in a 300 MiB job
+#    hold at most the job's limit together (the kernel stops one of them in Slurm's cgroup);
+# 8. the job's CPUs: in a job given 1 CPU, every task of the run sees that CPU only;
+# 9. srun memguard inside a batch job, then scancel: nothing of the run is left;
+# 10. accounting: what sstat's MaxRSS shows of a run holding 200 MiB (measured, for docs/batch.md).
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=slurm_lib.sh
@@ -37,8 +44,8 @@ memguardd_up() {
 	systemctl start memguardd.socket memguardd.service ||
 		{ journalctl -u memguardd -b --no-pager; fail "memguardd did not start"; }
 }
-# Placed runs under systemd are transient scopes memguard.slice/memguard-user-*.scope.
-placed_runs() { find "$cgroot/memguard.slice" -mindepth 1 -maxdepth 1 -name 'memguard-user-*' 2>/dev/null || true; }
+# Placed runs are beside the job's task cgroups: .../job_<id>/step_<step>/user/memguard-run-<uid>-<n>.
+placed_runs() { find "$cgroot" -mindepth 1 -type d -name 'memguard-run-*' -prune 2>/dev/null || true; }
 assert_no_placed_run() {
 	local i
 	for ((i = 0; i < 30; i++)); do
@@ -117,8 +124,8 @@ else
 	*) slurm_fail "job $id: placed_by is '$r_placed'" ;;
 	esac
 	case $r_where in
-	memguard.slice/memguard-user-"$uid"-*.scope) ;;
-	*) slurm_fail "job $id: run cgroup $r_where is not a placed scope" ;;
+	system.slice/*slurmstepd.scope/job_"$id"/step_batch/user/memguard-run-"$uid"-*) ;;
+	*) slurm_fail "job $id: run cgroup $r_where is not inside the job's batch step" ;;
 	esac
 fi
 slurm_assert_gone "$id"
@@ -155,19 +162,24 @@ else
 	*) slurm_fail "runaway stopped by something else than a memory limit: $reason" ;;
 	esac
 fi
-# Slurm sees the job fail with memguard's exit status: the runaway's.
-slurm_assert_eq "$(slurm_field "$id" JobState)" FAILED "job $id state (scontrol)"
-slurm_assert_eq "$(slurm_field "$id" ExitCode)" "$status:0" "job $id exit code (scontrol)"
-slurm_assert_eq "$(slurm_jobcomp_field "$id" JobState)" FAILED "job $id state (jobcomp)"
+# Degraded, Slurm sees the job fail with memguard's exit status, the runaway's. Placed, the run is
+# inside the step: the kernel stopped the runaway at the job's limit, in Slurm's own cgroup, and
+# Slurm says so.
+want_state=FAILED want_code=$status:0
+[ "$EXPECT_MODE" = degraded ] || want_state=OUT_OF_MEMORY want_code=0:125
+slurm_assert_eq "$(slurm_field "$id" JobState)" "$want_state" "job $id state (scontrol)"
+slurm_assert_eq "$(slurm_field "$id" ExitCode)" "$want_code" "job $id exit code (scontrol)"
+slurm_assert_eq "$(slurm_jobcomp_field "$id" JobState)" "$want_state" "job $id state (jobcomp)"
 grep -q "memguard: 3 succeeded, 1 failed" "$out" || slurm_fail "job $id: no '3 succeeded, 1 failed' summary"
 awk '$1 == 2' "$out" | grep -qF -- "$reason" ||
 	slurm_fail "job $id: the summary table does not name task 2 with its reason"
 slurm_assert_gone "$id"
 
 # ---- 3. scancel, memguard not exec'd -----------------------------------------------------------
-# Slurm sends SIGTERM to the batch shell only, then SIGKILLs what is left in the step's cgroup. The
-# launcher is not there: memguardd placed it in a scope of its own, tethered to the job's cgroup.
-# When that empties, memguardd gives the launcher SIGTERM; it tells its tasks and writes its report.
+# Slurm sends SIGTERM to the batch shell only, then SIGKILLs what is left in task_0 (22.05 reads the
+# cgroup.procs of its own cgroups only). The launcher is not there: memguardd placed it beside task_0,
+# tethered to it. When task_0 empties, memguardd gives the launcher SIGTERM; it tells its tasks and
+# writes its report.
 cat >"$work/cancel.sh" <<-'EOF'
 	#!/bin/bash
 	memguard -n 2 --report "$REPORT" -- memhog -H 600000 8
@@ -176,10 +188,10 @@ EOF
 # scancel_job NAME REPORT SUBMIT...: runs cancel.sh, cancels it once its 2 tasks run, and checks
 # that the tasks were told, the report written, and nothing of the job left.
 scancel_job() {
-	local name=$1 report=$2 id launcher tasks i out pid
-	shift 2
+	local name=$1 report=$2 exec=$3 id launcher tasks i out pid
+	shift 3
 	id=$("$@")
-	note "[${SECONDS}s] job $id ($name): scancel while memguard (not exec'd) runs 2 tasks"
+	note "[${SECONDS}s] job $id ($name): scancel while memguard (exec'd: $exec) runs 2 tasks"
 	slurm_wait_state "$id" RUNNING
 	for ((i = 0; i < SLURM_JOB_TIMEOUT; i++)); do
 		tasks=$(pgrep -d' ' -f "memhog -H 600000 8" || true)
@@ -187,7 +199,7 @@ scancel_job() {
 		sleep 1
 	done
 	[ "$(wc -w <<<"$tasks")" -ge 2 ] || slurm_fail "job $id: the 2 tasks never ran"
-	launcher=$(pgrep -f "memguard -n 2 --report $report") || slurm_fail "job $id: no memguard process"
+	launcher=$(pgrep -d' ' -f "memguard -n 2 --report $report") || slurm_fail "job $id: no memguard process"
 	scancel "$id" || slurm_fail "scancel $id"
 	slurm_wait_end "$id"
 	slurm_assert_eq "$(slurm_field "$id" JobState)" CANCELLED "job $id state (scontrol)"
@@ -207,8 +219,13 @@ scancel_job() {
 		[ ! -e "/proc/$pid" ] || slurm_fail "job $id: pid $pid outlived the job"
 	done
 	assert_no_placed_run
-	journalctl -u memguardd -b --no-pager -o cat | grep -q "job_$id ended; telling its launcher" ||
-		slurm_fail "job $id: memguardd did not say it ended the run with the job"
+	if [ "$exec" = no ]; then
+		journalctl -u memguardd -b --no-pager -o cat |
+			grep -q "job_$id/step_batch/user/task_0 ended; telling its launcher" ||
+			slurm_fail "job $id: memguardd did not say it ended the run with the job"
+	else
+		slurm_assert_gone "$id"
+	fi
 }
 submit_as_root() { # SCRIPT ARGS...: sbatch as root, from /root
 	local id
@@ -217,44 +234,153 @@ submit_as_root() { # SCRIPT ARGS...: sbatch as root, from /root
 		slurm_fail "sbatch as root failed"
 	echo "${id%%;*}"
 }
-scancel_job "$slurm_user" "$home/r3.json" slurm_submit "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
+scancel_job "$slurm_user" "$home/r3.json" no slurm_submit "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
 	--export=ALL,REPORT="$home/r3.json"
 # Nothing of the run (a user's systemd --user from runuser may linger: it is not the job's).
 ! pgrep -u "$uid" -x 'memguard|memhog' >/dev/null ||
 	slurm_fail "processes of $slurm_user's run outlived job 3: $(pgrep -a -u "$uid" -x 'memguard|memhog')"
 
 # ---- 4. the same for root ----------------------------------------------------------------------
-scancel_job root /root/r4.json submit_as_root "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
+scancel_job root /root/r4.json no submit_as_root "$work/cancel.sh" --mem="${JOB_MEM_MIB}M" \
 	--export=ALL,REPORT=/root/r4.json
 
-# ---- 5. two memguard at once in one job ---------------------------------------------------------
+# ---- 5. scancel, memguard exec'd ---------------------------------------------------------------
+sed 's/^memguard/exec memguard/' "$work/cancel.sh" >"$work/cancel-exec.sh"
+scancel_job "$slurm_user" "$home/r5.json" yes slurm_submit "$work/cancel-exec.sh" --mem="${JOB_MEM_MIB}M" \
+	--export=ALL,REPORT="$home/r5.json"
+
+# ---- 6. two memguard at once in one job ---------------------------------------------------------
 if [ "$EXPECT_MODE" = cgroup ]; then
 	cat >"$work/two.sh" <<-'EOF'
 		#!/bin/bash
-		memguard -n 1 --report "$HOME/r5a.json" -- sleep 6 &
+		memguard -n 1 --report "$HOME/r6a.json" -- sleep 6 &
 		for _ in $(seq 200); do
-			ls -d /sys/fs/cgroup/memguard.slice/memguard-user-"$(id -u)"-*.scope >/dev/null 2>&1 && break
+			[ -n "$(find /sys/fs/cgroup/system.slice -name 'memguard-run-*' -print -quit)" ] && break
 			sleep 0.1
 		done
-		memguard -n 1 --report "$HOME/r5b.json" -- sh -c 'cut -d: -f3 /proc/self/cgroup >"$HOME/r5b.cgroup"'
+		memguard -n 1 --report "$HOME/r6b.json" -- sh -c 'cut -d: -f3 /proc/self/cgroup >"$HOME/r6b.cgroup"'
 		wait
 	EOF
 	run_job "$work/two.sh" "two memguard at once"
 	slurm_assert_eq "$(slurm_field "$id" JobState)" COMPLETED "job $id state (scontrol)"
-	report_read "$home/r5a.json"
-	slurm_assert_eq "$r_mode" cgroup "the first memguard's mode"
-	report_read "$home/r5b.json"
-	slurm_assert_eq "$r_mode" degraded "the second memguard's mode"
-	case $(cat "$home/r5b.cgroup") in
-	/system.slice/*slurmstepd.scope/job_"$id"/*) ;;
-	*) slurm_fail "job $id: the second memguard's task ran in $(cat "$home/r5b.cgroup"), not in the job" ;;
+	for r in r6a r6b; do
+		report_read "$home/$r.json"
+		slurm_assert_eq "$r_mode" cgroup "the mode of memguard $r"
+	done
+	case $(cat "$home/r6b.cgroup") in
+	/system.slice/*slurmstepd.scope/job_"$id"/step_batch/user/memguard-run-*) ;;
+	*) slurm_fail "job $id: the second memguard's task ran in $(cat "$home/r6b.cgroup"), not in the job" ;;
 	esac
-	grep -q "already takes the limit of cgroup system.slice/.*job_$id" "$out" ||
-		slurm_fail "job $id: the second memguard did not say why it ran degraded"
 	slurm_assert_gone "$id"
 	assert_no_placed_run
 fi
 
-left=$(find "$cgroot" -type d \( -name 'run-*' -o -name 'task-*' -o -name 'memguard-user-*' \) 2>/dev/null || true)
+# ---- 7. the job's memory: a run and a plain process beside it ----------------------------------
+# The run's task holds 250 MiB; beside it, in the job script, a plain process grows to 250 MiB. The
+# job has 300 MiB: together they must stay within it, sampled every 100 ms.
+cat >"$work/memory.sh" <<-'EOF'
+	#!/bin/bash
+	memguard -n 1 --report "$HOME/r7.json" -- memhog -H 8000 250 &
+	for _ in $(seq 300); do
+		[ -n "$(find /sys/fs/cgroup/system.slice -path '*memguard-run-*/task-0' -print -quit)" ] && break
+		sleep 0.1
+	done
+	sleep 2
+	memhog -s 4 -d 20 -H 4000 250
+	echo "plain process: exit $?"
+	wait
+EOF
+id=$(slurm_submit "$work/memory.sh" --mem=300M)
+note "[${SECONDS}s] job $id: a 250 MiB run and a 250 MiB plain process in a 300 MiB job"
+slurm_wait_state "$id" RUNNING
+max=0
+while [ "$(slurm_field "$id" JobState)" = RUNNING ]; do
+	rss=$({ ps -u "$uid" -o rss= || true; } | awk '{ s += $1 } END { print s + 0 }')
+	[ "$rss" -le "$max" ] || max=$rss
+	sleep 0.1
+done
+slurm_wait_end "$id"
+out=$(slurm_job_out "$id")
+sed 's/^/    job: /' "$out"
+note "[${SECONDS}s] job $id: the user's processes held at most $((max / 1024)) MiB"
+[ "$max" -le $(((300 + 16) * 1024)) ] ||
+	slurm_fail "job $id: the user's processes held $((max / 1024)) MiB, over 300 + 16"
+report_read "$home/r7.json"
+# One of the two was stopped at the job's limit, by the kernel in Slurm's cgroup: which one is the
+# kernel's choice among the job's processes (the largest), not memguard's.
+stopped=
+[ "$r_statuses" = 0 ] || stopped="the run's task ($r_statuses)"
+grep -q "plain process: exit 0" "$out" || stopped="$stopped${stopped:+ and }the plain process"
+[ -n "$stopped" ] || slurm_fail "job $id: 500 MiB in a 300 MiB job, and nothing was stopped"
+note "[${SECONDS}s] job $id: stopped at the job's limit: $stopped; Slurm: $(slurm_field "$id" JobState)"
+slurm_assert_gone "$id"
+
+# ---- 8. the job's CPUs -------------------------------------------------------------------------
+cat >"$work/cpus.sh" <<-'EOF'
+	#!/bin/bash
+	grep Cpus_allowed_list /proc/self/status >"$HOME/r8.shell"
+	exec memguard -n 2 -- sh -c 'grep Cpus_allowed_list /proc/self/status >"$HOME/r8.task$MEMGUARD_TASK"'
+EOF
+id=$(slurm_submit "$work/cpus.sh" --mem="${JOB_MEM_MIB}M" -c 1)
+note "[${SECONDS}s] job $id: CPUs of a job given 1 CPU"
+slurm_wait_end "$id"
+shell_cpus=$(cut -f2 "$home/r8.shell")
+note "[${SECONDS}s] job $id: the batch shell's CPUs: $shell_cpus; the tasks': $(cut -f2 "$home"/r8.task* | tr '\n' ' ')"
+[ "$(nproc --all)" -gt 1 ] && [ "$shell_cpus" = "0-$(($(nproc --all) - 1))" ] &&
+	slurm_fail "job $id: the batch shell has every CPU: ConstrainCores is not in force"
+for t in 0 1; do
+	slurm_assert_eq "$(cut -f2 "$home/r8.task$t")" "$shell_cpus" "task $t's CPUs"
+done
+slurm_assert_gone "$id"
+
+# ---- 9. srun memguard inside a batch job, then scancel -----------------------------------------
+# The step's task holds memguard's first process; the run is beside it in step_0/user. scancel gives
+# that process SIGTERM, it relays it, and the run is gone before Slurm removes the step.
+cat >"$work/srun.sh" <<-'EOF'
+	#!/bin/bash
+	srun -n1 --mem=200M memguard -n 1 --report "$HOME/r9.json" -- memhog -H 600000 8
+EOF
+id=$(slurm_submit "$work/srun.sh" --mem=300M)
+note "[${SECONDS}s] job $id: srun memguard in a batch job, then scancel"
+slurm_wait_state "$id" RUNNING
+for ((i = 0; i < SLURM_JOB_TIMEOUT; i++)); do
+	[ -n "$(placed_runs)" ] && pgrep -u "$uid" -f "memhog -H 600000 8" >/dev/null && break
+	sleep 1
+done
+case $(placed_runs) in
+*/job_"$id"/step_0/user/memguard-run-*) ;;
+*) slurm_fail "job $id: the srun step's run is not inside the step: '$(placed_runs)'" ;;
+esac
+scancel "$id" || slurm_fail "scancel $id"
+slurm_wait_end "$id"
+sed 's/^/    job: /' "$(slurm_job_out "$id")"
+report_read "$home/r9.json"
+slurm_assert_eq "$r_signals" SIGTERM "job $id: the srun step's task was told (SIGTERM)"
+slurm_assert_gone "$id"
+assert_no_placed_run
+
+# ---- 10. what Slurm's accounting sees of a run -------------------------------------------------
+# jobacct_gather/cgroup reads task_<n>'s memory.stat: a run beside task_0 is not in it. Measured for
+# docs/batch.md, not asserted.
+cat >"$work/acct.sh" <<-'EOF'
+	#!/bin/bash
+	exec memguard -n 1 -- memhog -H 20000 200
+EOF
+id=$(slurm_submit "$work/acct.sh" --mem=300M)
+slurm_wait_state "$id" RUNNING
+for ((i = 0; i < 30; i++)); do
+	[ -n "$(find "$cgroot" -path "*job_$id/*/memguard-run-*/task-0" -print -quit)" ] && break
+	sleep 1
+done
+sleep 8
+maxrss=$(sstat -n -P -j "$id.batch" -o MaxRSS 2>&1 | head -1)
+held=$(($(cat "$(find "$cgroot" -path "*job_$id/*/memguard-run-*" -prune -print -quit)/memory.current") >> 20))
+note "[${SECONDS}s] job $id: the run holds ${held} MiB; sstat MaxRSS of $id.batch: '${maxrss}'"
+[ -n "$maxrss" ] || slurm_fail "job $id: sstat printed nothing"
+scancel "$id"
+slurm_wait_end "$id"
+slurm_assert_gone "$id"
+
+left=$(find "$cgroot" -type d \( -name 'run-*' -o -name 'task-*' -o -name 'memguard-run-*' \) 2>/dev/null || true)
 [ -z "$left" ] || slurm_fail "memguard cgroups left behind: $left"
 note "[${SECONDS}s] all jobs as expected (mode $EXPECT_MODE)"
