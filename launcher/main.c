@@ -347,10 +347,9 @@ static void explain(const struct launch *l)
 	for (size_t i = 0; i < l->nheap; i++)
 		fprintf(stderr, "memguard: heap flag                %s=%s\n", l->heap_env[i].name,
 		        l->heap_env[i].value);
+	/* MALLOC_ARENA_MAX may still come with RLIMIT_AS: its own line says so. */
 	if (l->rt_note[0])
-		fprintf(stderr,
-		        "memguard: generic task             %s; no MALLOC_ARENA_MAX, no JAVA_TOOL_OPTIONS "
-		        "(a JVM: --runtime jvm)\n",
+		fprintf(stderr, "memguard: generic task             %s; no -Xmx (a JVM: --runtime jvm)\n",
 		        l->rt_note);
 	if (l->pool != MG_POOL_NONE)
 		fprintf(stderr, "memguard: worker pool              %s%s%s\n", mg_pool_name(l->pool),

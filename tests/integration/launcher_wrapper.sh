@@ -80,7 +80,7 @@ run_cap=$(sed -n 's/.*heap flag  *PYPY_GC_MAX=\([0-9]*MB\)$/\1/p' "$work/lazy.er
 [ -n "$run_cap" ] || fail "no PYPY_GC_MAX in --explain for sh -c"
 assert_eq "$(grep GCMAX= "$work/lazy.out" | sort -u)" "GCMAX=$run_cap" "PYPY_GC_MAX every task saw"
 assert_contains "$work/lazy.err" "runtime generic (sh: PYPY_GC_MAX, GOMEMLIMIT, NODE_OPTIONS, DOTNET_GCHeapHardLimit, R_MAX_VSIZE set for any runtime the task starts)" "summary's runtime line"
-assert_contains "$work/lazy.err" "memguard: generic task .*no JAVA_TOOL_OPTIONS" "--explain's generic line"
+assert_contains "$work/lazy.err" "memguard: generic task .*; no -Xmx (a JVM: --runtime jvm)" "--explain's generic line"
 
 # --- 2. PyPy, Go and Node: the same cap behind a wrapper as given directly ---
 # A fixed share, so that every run below gets the same one.
