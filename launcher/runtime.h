@@ -9,8 +9,7 @@
 #include <stdint.h>
 
 enum mg_runtime {
-	MG_RUNTIME_GENERIC, /* unknown (a shell, a wrapper): heap variables only their runtime reads, no
-	                       RLIMIT_AS */
+	MG_RUNTIME_GENERIC, /* unknown, e.g. a shell: see mg_heap_settings; no RLIMIT_AS by default */
 	MG_RUNTIME_CPYTHON,
 	MG_RUNTIME_PYPY,
 	MG_RUNTIME_JVM,
