@@ -321,74 +321,149 @@ static bool user_env_set(const struct user_env *u, const char *name)
 	return user_env_get(u, name, NULL) != NULL;
 }
 
-int mg_heap_settings(enum mg_runtime rt, uint64_t share_bytes, char *const envp[], char *const argv[],
-                     struct mg_env_setting ret[MG_HEAP_SETTINGS_MAX])
+/* Adds one runtime's settings for cap (> 0) unless the user made their own. */
+static void runtime_settings(enum mg_runtime rt, uint64_t share_bytes, uint64_t cap, const struct user_env *u,
+                             const struct mg_cmdline *cmd, struct mg_env_setting *ret, int *n)
 {
-	uint64_t cap = mg_heap_cap(rt, share_bytes), cap_mib = cap / MIB;
-	struct mg_cmdline cmd;
-	struct user_env u = {.envp = envp, .cmd = &cmd};
+	uint64_t cap_mib = cap / MIB;
 	char word[64];
-	int n = 0;
-
-	if (!ret || cap == 0)
-		return 0;
-	mg_cmdline_init(&cmd, argv);
-	if (mg_cmdline_unwrap(&cmd) < 0)
-		cmd.n = 0; /* keep the wrapper assignments seen so far, scan no options */
 
 	switch (rt) {
 	case MG_RUNTIME_PYPY:
 		/* PyPy reads K/M/G with an optional B, binary; "1GiB" is silently ignored. */
-		if (!user_env_set(&u, "PYPY_GC_MAX"))
-			add_setting(ret, &n, "PYPY_GC_MAX", "%" PRIu64 "MB", cap_mib);
+		if (!user_env_set(u, "PYPY_GC_MAX"))
+			add_setting(ret, n, "PYPY_GC_MAX", "%" PRIu64 "MB", cap_mib);
 		break;
 	case MG_RUNTIME_JVM: {
 		static const char *const lists[] = {"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"};
 		struct jvm_scan scan = {.share = share_bytes, .cap = cap};
 
 		for (size_t i = 0; i < MG_ARRAY_SIZE(lists) && !scan.conflict; i++)
-			any_word(user_env_get(&u, lists[i], NULL), jvm_word, &scan);
+			any_word(user_env_get(u, lists[i], NULL), jvm_word, &scan);
 		if (!scan.conflict)
-			scan_runtime_args(&cmd, rt, jvm_word, &scan);
+			scan_runtime_args(cmd, rt, jvm_word, &scan);
 		if (!scan.conflict) {
 			snprintf(word, sizeof(word), "-Xmx%" PRIu64 "m", cap_mib);
-			append_setting(ret, &n, &u, "JAVA_TOOL_OPTIONS", word);
+			append_setting(ret, n, u, "JAVA_TOOL_OPTIONS", word);
 		}
 		/* JIT and GC threads each get a glibc arena of their own; 4 bounds the
 		 * off-heap growth that many-core nodes otherwise see. */
-		const char *tunables = user_env_get(&u, "GLIBC_TUNABLES", NULL);
-		if (!user_env_set(&u, "MALLOC_ARENA_MAX") &&
+		const char *tunables = user_env_get(u, "GLIBC_TUNABLES", NULL);
+		if (!user_env_set(u, "MALLOC_ARENA_MAX") &&
 		    !(tunables && strstr(tunables, "glibc.malloc.arena_max")))
-			add_setting(ret, &n, "MALLOC_ARENA_MAX", "4");
+			add_setting(ret, n, "MALLOC_ARENA_MAX", "4");
 		break;
 	}
 	case MG_RUNTIME_GO:
 		/* Go wants an IEC unit: "1536MB" makes the runtime throw at start. */
-		if (!user_env_set(&u, "GOMEMLIMIT"))
-			add_setting(ret, &n, "GOMEMLIMIT", "%" PRIu64 "MiB", cap_mib);
+		if (!user_env_set(u, "GOMEMLIMIT"))
+			add_setting(ret, n, "GOMEMLIMIT", "%" PRIu64 "MiB", cap_mib);
 		break;
 	case MG_RUNTIME_NODE:
-		if (!any_word(user_env_get(&u, "NODE_OPTIONS", NULL), node_word, NULL) &&
-		    !scan_runtime_args(&cmd, rt, node_word, NULL)) {
+		if (!any_word(user_env_get(u, "NODE_OPTIONS", NULL), node_word, NULL) &&
+		    !scan_runtime_args(cmd, rt, node_word, NULL)) {
 			snprintf(word, sizeof(word), "--max-old-space-size=%" PRIu64, cap_mib);
-			append_setting(ret, &n, &u, "NODE_OPTIONS", word);
+			append_setting(ret, n, u, "NODE_OPTIONS", word);
 		}
 		break;
 	case MG_RUNTIME_DOTNET:
 		/* Any GCHeapHardLimit* (Percent, SOH/LOH/POH) means the user sized it. */
-		if (!user_env_has_prefix(&u, "DOTNET_GCHeapHardLimit") &&
-		    !user_env_has_prefix(&u, "COMPlus_GCHeapHardLimit"))
-			add_setting(ret, &n, "DOTNET_GCHeapHardLimit", "0x%" PRIX64, cap);
+		if (!user_env_has_prefix(u, "DOTNET_GCHeapHardLimit") &&
+		    !user_env_has_prefix(u, "COMPlus_GCHeapHardLimit"))
+			add_setting(ret, n, "DOTNET_GCHeapHardLimit", "0x%" PRIX64, cap);
 		break;
 	case MG_RUNTIME_R:
 		/* R reads an integer with a K/M/G suffix; a decimal point is rejected. */
-		if (!user_env_set(&u, "R_MAX_VSIZE"))
-			add_setting(ret, &n, "R_MAX_VSIZE", "%" PRIu64 "M", cap_mib);
+		if (!user_env_set(u, "R_MAX_VSIZE"))
+			add_setting(ret, n, "R_MAX_VSIZE", "%" PRIu64 "M", cap_mib);
 		break;
 	default:
 		break;
 	}
+}
+
+/* What a generic task (a shell, a wrapper script) gets: the variables that
+ * only their own runtime reads, each from that runtime's cap, for whatever
+ * runtime the task starts. Not MALLOC_ARENA_MAX (every glibc program reads
+ * it), nor the JVM's -Xmx: JAVA_TOOL_OPTIONS would beat a script's own
+ * -Xms (the JVM then refuses to start) or -XX:MaxRAMPercentage unseen. */
+static const struct {
+	enum mg_runtime rt;
+	const char *name;
+} generic_vars[] = {
+        {MG_RUNTIME_PYPY, "PYPY_GC_MAX"},  {MG_RUNTIME_GO, "GOMEMLIMIT"},
+        {MG_RUNTIME_NODE, "NODE_OPTIONS"}, {MG_RUNTIME_DOTNET, "DOTNET_GCHeapHardLimit"},
+        {MG_RUNTIME_R, "R_MAX_VSIZE"},
+};
+
+int mg_heap_settings(enum mg_runtime rt, uint64_t share_bytes, char *const envp[], char *const argv[],
+                     struct mg_env_setting ret[MG_HEAP_SETTINGS_MAX])
+{
+	struct mg_cmdline cmd;
+	struct user_env u = {.envp = envp, .cmd = &cmd};
+	int n = 0;
+
+	if (!ret || (unsigned)rt >= MG_RUNTIME__COUNT)
+		return 0;
+	mg_cmdline_init(&cmd, argv);
+	if (mg_cmdline_unwrap(&cmd) < 0)
+		cmd.n = 0; /* keep the wrapper assignments seen so far, scan no options */
+	if (rt != MG_RUNTIME_GENERIC) {
+		uint64_t cap = mg_heap_cap(rt, share_bytes);
+		if (cap)
+			runtime_settings(rt, share_bytes, cap, &u, &cmd, ret, &n);
+		return n;
+	}
+	for (size_t i = 0; i < MG_ARRAY_SIZE(generic_vars); i++) {
+		uint64_t cap = mg_heap_cap(generic_vars[i].rt, share_bytes);
+		if (cap)
+			runtime_settings(generic_vars[i].rt, share_bytes, cap, &u, &cmd, ret, &n);
+	}
 	return n;
+}
+
+/* Appends to buf what fits of s; *len counts what did not fit too. */
+static void append_str(char *buf, size_t size, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*len < size - 1) {
+		size_t room = size - 1 - *len;
+		memcpy(buf + *len, s, n < room ? n : room);
+		buf[*len + (n < room ? n : room)] = '\0';
+	}
+	*len += n;
+}
+
+size_t mg_heap_describe(enum mg_runtime rt, char *const argv[], const struct mg_env_setting *set, size_t n,
+                        char *buf, size_t size)
+{
+	struct mg_cmdline cmd;
+	size_t len = 0, named = 0;
+
+	if (!buf || size == 0)
+		return 0;
+	buf[0] = '\0';
+	if (rt != MG_RUNTIME_GENERIC)
+		return 0;
+	mg_cmdline_init(&cmd, argv);
+	append_str(buf, size, &len, mg_cmdline_unwrap(&cmd) >= 0 ? base_name(cmd.tok[0]) : "?");
+	/* The user's command: no control character reaches a terminal. */
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	/* Only the generic set: MALLOC_ARENA_MAX under RLIMIT_AS and a pool's
+	 * variable have lines of their own in --explain. */
+	for (size_t i = 0; i < MG_ARRAY_SIZE(generic_vars); i++)
+		for (size_t j = 0; set && j < n; j++)
+			if (streq(set[j].name, generic_vars[i].name)) {
+				append_str(buf, size, &len, named++ ? ", " : ": ");
+				append_str(buf, size, &len, set[j].name);
+			}
+	append_str(buf, size, &len, named ? " set for any runtime the task starts" : ": no heap flag");
+	if (len >= size && size > 4) /* cut: say so rather than end mid-name */
+		memcpy(buf + size - 4, "...", 4);
+	return len < size ? len : size - 1;
 }
 
 /* ---------------------------------------------------------------------- */

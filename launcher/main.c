@@ -123,8 +123,9 @@ struct launch {
 	/* limits */
 	enum mg_runtime rt;
 	const char *rt_why;
-	struct mg_env_setting heap_env[MG_HEAP_SETTINGS_MAX + 2]; /* + MALLOC_ARENA_MAX + a pool's */
+	struct mg_env_setting heap_env[MG_HEAP_ENV_MAX];
 	size_t nheap;
+	char rt_note[512]; /* what a generic task got, for --explain and the summary */
 	enum mg_pool pool;
 	struct mg_pool_settings pool_set;
 	char **command; /* opt.command, or a copy with the pool's word appended */
@@ -294,6 +295,7 @@ static int set_limits(struct launch *l)
 	if (l->limits.rlimit_as && !getenv("MALLOC_ARENA_MAX") &&
 	    !env_setting_present(l->heap_env, l->nheap, "MALLOC_ARENA_MAX"))
 		l->heap_env[l->nheap++] = (struct mg_env_setting){.name = "MALLOC_ARENA_MAX", .value = "2"};
+	mg_heap_describe(l->rt, opt->command, l->heap_env, l->nheap, l->rt_note, sizeof(l->rt_note));
 
 	if (!l->cgroups) {
 		snprintf(l->mode, sizeof(l->mode), "degraded (rlimits, heap flags and an RSS watchdog)");
@@ -345,6 +347,10 @@ static void explain(const struct launch *l)
 	for (size_t i = 0; i < l->nheap; i++)
 		fprintf(stderr, "memguard: heap flag                %s=%s\n", l->heap_env[i].name,
 		        l->heap_env[i].value);
+	/* MALLOC_ARENA_MAX may still come with RLIMIT_AS: its own line says so. */
+	if (l->rt_note[0])
+		fprintf(stderr, "memguard: generic task             %s; no -Xmx (a JVM: --runtime jvm)\n",
+		        l->rt_note);
 	if (l->pool != MG_POOL_NONE)
 		fprintf(stderr, "memguard: worker pool              %s%s%s\n", mg_pool_name(l->pool),
 		        l->pool_set.arg[0] ? ", appended " : "", l->pool_set.arg);
@@ -409,6 +415,7 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .budget = l->budget.usable,
 	        .run_capped = l->limits.run_capped,
 	        .runtime = l->rt,
+	        .runtime_note = l->rt_note,
 	        .parallel = l->parallel,
 	        .signal_received = signal_name,
 	};

@@ -142,10 +142,12 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 	for (size_t i = 0; i < n; i++)
 		failed += mg_task_exit_status(&tasks[i]) != 0;
 	bool placed = info->placed_by && *info->placed_by;
+	bool noted = info->runtime_note && *info->runtime_note;
 
-	fprintf(out, "memguard: %zu task%s, %u at once, %s share %s, runtime %s, %s mode (%s%s%s)\n", n,
+	fprintf(out, "memguard: %zu task%s, %u at once, %s share %s, runtime %s%s%s%s, %s mode (%s%s%s)\n", n,
 	        n == 1 ? "" : "s", info->parallel, info->shares ?: "strict",
-	        mg_size_format(info->share, share), mg_runtime_name(info->runtime), info->mode, info->where,
+	        mg_size_format(info->share, share), mg_runtime_name(info->runtime), noted ? " (" : "",
+	        noted ? info->runtime_note : "", noted ? ")" : "", info->mode, info->where,
 	        placed ? "; " : "", placed ? info->placed_by : "");
 	fprintf(out, "%6s  %-10s %21s  %3s  %8s  %s\n", "task", "status", "peak / share", "oom", "seconds",
 	        "reason");

@@ -16,6 +16,7 @@ struct mg_run_info {
 	uint64_t budget; /* what the tasks may use together */
 	bool run_capped; /* the run's cgroup has memory.max = budget */
 	enum mg_runtime runtime;
+	const char *runtime_note;    /* after the runtime's name in parentheses, unless NULL or "" */
 	unsigned parallel;           /* tasks at once */
 	const char *signal_received; /* a forwarded SIGTERM etc., or NULL */
 };

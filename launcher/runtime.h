@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 enum mg_runtime {
-	MG_RUNTIME_GENERIC, /* unknown: no heap flag, no RLIMIT_AS by default */
+	MG_RUNTIME_GENERIC, /* unknown, e.g. a shell: see mg_heap_settings; no RLIMIT_AS by default */
 	MG_RUNTIME_CPYTHON,
 	MG_RUNTIME_PYPY,
 	MG_RUNTIME_JVM,
@@ -51,8 +51,11 @@ struct mg_env_setting {
 	char value[256];
 };
 
-/* At most this many settings come back. */
-#define MG_HEAP_SETTINGS_MAX 4
+/* At most this many settings come back (a generic task's five). */
+#define MG_HEAP_SETTINGS_MAX 5
+/* A task's heap environment in all: the settings, MALLOC_ARENA_MAX under
+ * RLIMIT_AS and a worker pool's variable. */
+#define MG_HEAP_ENV_MAX (MG_HEAP_SETTINGS_MAX + 2)
 
 /* Computes the heap settings for a task of this runtime with memory share
  * share_bytes. envp is the environment the task would inherit and argv its
@@ -62,9 +65,21 @@ struct mg_env_setting {
  * overridden. Appending to a list-valued variable (JAVA_TOOL_OPTIONS,
  * NODE_OPTIONS) keeps what the user had there. The heap cap leaves headroom
  * per runtime, because a GC cap bounds the heap, not the whole RSS.
+ * A generic task (a shell, a wrapper script, an unknown program) gets the
+ * variables only their own runtime reads, each at its runtime's cap:
+ * PYPY_GC_MAX, GOMEMLIMIT, NODE_OPTIONS, DOTNET_GCHeapHardLimit and
+ * R_MAX_VSIZE; never MALLOC_ARENA_MAX or JAVA_TOOL_OPTIONS.
  * Returns the number of settings written to ret (0..MG_HEAP_SETTINGS_MAX). */
 int mg_heap_settings(enum mg_runtime rt, uint64_t share_bytes, char *const envp[], char *const argv[],
                      struct mg_env_setting ret[MG_HEAP_SETTINGS_MAX]);
+
+/* For --explain and the summary's runtime line: what a generic task got, as
+ * "sh: PYPY_GC_MAX, GOMEMLIMIT set for any runtime the task starts" (the
+ * program after wrappers, then the generic variables among set[0..n)), or
+ * "sh: no heap flag". Empty for any other runtime. Cut with "..." to fit
+ * size. Pure. Returns the length written. */
+size_t mg_heap_describe(enum mg_runtime rt, char *const argv[], const struct mg_env_setting *set, size_t n,
+                        char *buf, size_t size);
 
 /* The heap cap the runtime gets for a share (bytes), 0 when none applies:
  * exposed for --explain and tests. */

@@ -120,7 +120,7 @@ static const char *task_cgroup_name(const struct mg_task *t, char buf[static 32]
 static int start_task(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
-	struct mg_env_setting env[MG_HEAP_SETTINGS_MAX + 4];
+	struct mg_env_setting env[MG_HEAP_ENV_MAX + 4]; /* + MEMGUARD_TASK, _RUN, _NTASKS, _MEM_BYTES */
 	char name[32];
 	size_t nenv = 0;
 	char **argv = NULL;

@@ -148,8 +148,65 @@ static const struct heap_case heap_cases[] = {
         {"r 256M", MG_RUNTIME_R, 256 * MIB, {NULL}, {"Rscript", "fit.R"}, {{"R_MAX_VSIZE", "160M"}}},
         {"r 4G", MG_RUNTIME_R, 4 * GIB, {NULL}, {"R"}, {{"R_MAX_VSIZE", "3520M"}}},
         {"cpython", MG_RUNTIME_CPYTHON, 4 * GIB, {NULL}, {"python3"}, {{NULL, NULL}}},
-        {"generic", MG_RUNTIME_GENERIC, 4 * GIB, {NULL}, {"./a.out"}, {{NULL, NULL}}},
+        {"generic",
+         MG_RUNTIME_GENERIC,
+         4 * GIB,
+         {NULL},
+         {"./a.out"},
+         {{"PYPY_GC_MAX", "3760MB"},
+          {"GOMEMLIMIT", "3670MiB"},
+          {"NODE_OPTIONS", "--max-old-space-size=2976"},
+          {"DOTNET_GCHeapHardLimit", "0xBE000000"},
+          {"R_MAX_VSIZE", "3520M"}}},
         {"no share", MG_RUNTIME_JVM, 0, {NULL}, {"java"}, {{NULL, NULL}}},
+
+        /* A generic task (a shell, a wrapper script) gets each variable that
+         * only its own runtime reads, at that runtime's cap: never
+         * MALLOC_ARENA_MAX or JAVA_TOOL_OPTIONS, which other programs read. */
+        {"generic sh -c",
+         MG_RUNTIME_GENERIC,
+         256 * MIB,
+         {"HOME=/root", "JAVA_TOOL_OPTIONS=-Dx=1"},
+         {"sh", "-c", "cd case_$MEMGUARD_TASK && exec pypy3 sim.py"},
+         {{"PYPY_GC_MAX", "160MB"},
+          {"GOMEMLIMIT", "214MiB"},
+          {"NODE_OPTIONS", "--max-old-space-size=96"},
+          {"DOTNET_GCHeapHardLimit", "0xA000000"},
+          {"R_MAX_VSIZE", "160M"}}},
+        {"generic script behind wrappers, small share",
+         MG_RUNTIME_GENERIC,
+         64 * MIB,
+         {NULL},
+         {"nice", "-n", "5", "env", "A=1", "./run_one.sh", "--", "-Xmx2g"},
+         {{"PYPY_GC_MAX", "16MB"},
+          {"GOMEMLIMIT", "41MiB"},
+          {"NODE_OPTIONS", "--max-old-space-size=16"},
+          {"DOTNET_GCHeapHardLimit", "0x1400000"},
+          {"R_MAX_VSIZE", "16M"}}},
+        {"generic: each of the user's own wins, even empty",
+         MG_RUNTIME_GENERIC,
+         256 * MIB,
+         {"PYPY_GC_MAX=1GB", "GOMEMLIMIT=", "NODE_OPTIONS=--max_old_space_size=512",
+          "DOTNET_GCHeapHardLimitPercent=0x32", "R_MAX_VSIZE="},
+         {"./run_one.sh"},
+         {{NULL, NULL}}},
+        {"generic: the others still come",
+         MG_RUNTIME_GENERIC,
+         256 * MIB,
+         {"GOMEMLIMIT=off", "NODE_OPTIONS=--enable-source-maps", "MALLOC_ARENA_MAX=8"},
+         {"sh", "-c", "exec ./sim"},
+         {{"PYPY_GC_MAX", "160MB"},
+          {"NODE_OPTIONS", "--enable-source-maps --max-old-space-size=96"},
+          {"DOTNET_GCHeapHardLimit", "0xA000000"},
+          {"R_MAX_VSIZE", "160M"}}},
+        {"generic: an env wrapper's assignments are the user's",
+         MG_RUNTIME_GENERIC,
+         256 * MIB,
+         {"NODE_OPTIONS=-r x"},
+         {"env", "PYPY_GC_MAX=2GB", "NODE_OPTIONS=--enable-source-maps", "R_MAX_VSIZE=1G", "bash", "job.sh"},
+         {{"GOMEMLIMIT", "214MiB"}, {"DOTNET_GCHeapHardLimit", "0xA000000"}}},
+        {"generic no share", MG_RUNTIME_GENERIC, 0, {NULL}, {"sh"}, {{NULL, NULL}}},
+        {"generic no real limit", MG_RUNTIME_GENERIC, UINT64_C(1) << 50, {NULL}, {"sh"}, {{NULL, NULL}}},
 
         /* The user's own settings win: set, even empty, means theirs. */
         {"pypy user", MG_RUNTIME_PYPY, 4 * GIB, {"PYPY_GC_MAX=1GB"}, {"pypy3"}, {{NULL, NULL}}},
@@ -414,6 +471,90 @@ static void test_heap_settings_null_inputs(void **state)
 	/* An argv that is only a wrapper still lets the environment decide. */
 	char *argv[] = {(char *)"env", (char *)"GOMEMLIMIT=1GiB", NULL};
 	assert_int_equal(mg_heap_settings(MG_RUNTIME_GO, 4 * GIB, NULL, argv, out), 0);
+}
+
+/* The summary's and --explain's words for what a generic task got. */
+static void test_heap_describe(void **state)
+{
+	static const struct mg_env_setting all[] = {
+	        {"PYPY_GC_MAX", "160MB"},
+	        {"GOMEMLIMIT", "214MiB"},
+	        {"NODE_OPTIONS", "--max-old-space-size=96"},
+	        {"DOTNET_GCHeapHardLimit", "0xA000000"},
+	        {"R_MAX_VSIZE", "160M"},
+	};
+	/* Out of order, with what is not the generic set's (RLIMIT_AS's arena
+	 * cap, a pool's variable): those have lines of their own. */
+	static const struct mg_env_setting some[] = {
+	        {"MALLOC_ARENA_MAX", "2"},
+	        {"R_MAX_VSIZE", "160M"},
+	        {"CELERY_WORKER_MAX_MEMORY_PER_CHILD", "1"},
+	        {"GOMEMLIMIT", "214MiB"},
+	};
+	static const struct {
+		const char *what;
+		enum mg_runtime rt;
+		const char *argv[8];
+		const struct mg_env_setting *set;
+		size_t n, size;
+		const char *want;
+	} cases[] = {
+	        {"sh -c, all five",
+	         MG_RUNTIME_GENERIC,
+	         {"sh", "-c", "exec pypy3 sim.py"},
+	         all,
+	         5,
+	         256,
+	         "sh: PYPY_GC_MAX, GOMEMLIMIT, NODE_OPTIONS, DOTNET_GCHeapHardLimit, R_MAX_VSIZE set for any "
+	         "runtime the task starts"},
+	        {"a script behind wrappers",
+	         MG_RUNTIME_GENERIC,
+	         {"env", "A=1", "nice", "./cases/run_one.sh", "7"},
+	         some,
+	         4,
+	         256,
+	         "run_one.sh: GOMEMLIMIT, R_MAX_VSIZE set for any runtime the task starts"},
+	        {"none (--no-heap-flags, all the user's)",
+	         MG_RUNTIME_GENERIC,
+	         {"./a.out"},
+	         NULL,
+	         0,
+	         256,
+	         "a.out: no heap flag"},
+	        {"only what is not the generic set's",
+	         MG_RUNTIME_GENERIC,
+	         {"sh"},
+	         some,
+	         1,
+	         256,
+	         "sh: no heap flag"},
+	        {"no command", MG_RUNTIME_GENERIC, {NULL}, NULL, 0, 256, "?: no heap flag"},
+	        {"control characters",
+	         MG_RUNTIME_GENERIC,
+	         {"./a\nb\x1b"},
+	         NULL,
+	         0,
+	         256,
+	         "a?b?: no heap flag"},
+	        {"cut", MG_RUNTIME_GENERIC, {"sh"}, all, 5, 24, "sh: PYPY_GC_MAX, GOM..."},
+	        {"another runtime says nothing", MG_RUNTIME_PYPY, {"pypy3"}, all, 1, 256, ""},
+	        {"the JVM too", MG_RUNTIME_JVM, {"java"}, NULL, 0, 256, ""},
+	};
+	char buf[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(buf, 0x5a, sizeof(buf));
+		size_t len = mg_heap_describe(cases[i].rt, (char *const *)cases[i].argv, cases[i].set,
+		                              cases[i].n, buf, cases[i].size);
+		if (strcmp(buf, cases[i].want) != 0)
+			fail_msg("%s: \"%s\", want \"%s\"", cases[i].what, buf, cases[i].want);
+		assert_int_equal(len, strlen(cases[i].want));
+	}
+	assert_int_equal(mg_heap_describe(MG_RUNTIME_GENERIC, NULL, all, 5, NULL, 10), 0);
+	assert_int_equal(mg_heap_describe(MG_RUNTIME_GENERIC, NULL, all, 5, buf, 0), 0);
+	assert_int_equal(mg_heap_describe(MG_RUNTIME_GENERIC, NULL, all, 5, buf, 1), 0);
+	assert_string_equal(buf, "");
 }
 
 /* Worker pools: which command is one, and the limit it gets. */
@@ -706,6 +847,7 @@ int main(void)
 	        cmocka_unit_test(test_heap_settings),
 	        cmocka_unit_test(test_heap_settings_long_value_boundary),
 	        cmocka_unit_test(test_heap_settings_null_inputs),
+	        cmocka_unit_test(test_heap_describe),
 	        cmocka_unit_test(test_pool_settings),
 	        cmocka_unit_test(test_pool_settings_edges),
 	};

@@ -464,6 +464,42 @@ static void report_table_counts_and_signal(void **state)
 	free(text);
 }
 
+/* The runtime line says what a generic task got; other runtimes and an
+ * empty note keep the plain name. */
+static void report_table_runtime_note(void **state)
+{
+	struct mg_run_info info = {
+	        .mode = "cgroup",
+	        .where = "run-1",
+	        .share = 233 * MiB,
+	        .runtime = MG_RUNTIME_GENERIC,
+	        .runtime_note = "sh: PYPY_GC_MAX, GOMEMLIMIT set for any runtime the task starts",
+	        .parallel = 3,
+	};
+	struct mg_task one[] = {exited_task(0, 0)};
+	char *lines[8], *text;
+
+	(void)state;
+	text = table_text(&info, one, 1);
+	assert_int_equal(split_lines(text, lines, 8), 4);
+	ft_assert_contains(lines[0], ", runtime generic (sh: PYPY_GC_MAX, GOMEMLIMIT set for any runtime the "
+	                             "task starts), cgroup mode (run-1)");
+	free(text);
+
+	info.runtime_note = "";
+	text = table_text(&info, one, 1);
+	assert_int_equal(split_lines(text, lines, 8), 4);
+	ft_assert_contains(lines[0], ", runtime generic, cgroup mode (run-1)");
+	free(text);
+
+	info.runtime = MG_RUNTIME_PYPY;
+	info.runtime_note = NULL;
+	text = table_text(&info, one, 1);
+	assert_int_equal(split_lines(text, lines, 8), 4);
+	ft_assert_contains(lines[0], ", runtime pypy, cgroup mode (run-1)");
+	free(text);
+}
+
 /* --- JSON --- */
 
 /* Flattens a report into lines that C can compare exactly; strings as hex
@@ -944,6 +980,7 @@ int main(void)
 	        cmocka_unit_test(task_reason_table),
 	        cmocka_unit_test(task_reason_odd_share_and_small_buffer),
 	        cmocka_unit_test(report_table_rows_and_summary),
+	        cmocka_unit_test(report_table_runtime_note),
 	        cmocka_unit_test(report_table_counts_and_signal),
 	        cmocka_unit_test(report_json_fields),
 	        cmocka_unit_test(report_json_memory_fields),

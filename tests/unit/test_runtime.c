@@ -583,6 +583,36 @@ static void test_detect_symlink_to_runtime(void **state)
 	assert_non_null(strstr(why, "link target"));
 }
 
+/* The issue's wrappers: a script that execs PyPy and sh -c are generic, so
+ * detection cannot reach the PyPy; the generic set still gives it its cap
+ * (the full table is in test_heapflags.c). */
+static void test_detect_wrapper_is_generic(void **state)
+{
+	const char *script = tmp_path("run_one.sh");
+	char *shc[] = {(char *)"sh", (char *)"-c", (char *)"cd case_$MEMGUARD_TASK && exec pypy3 sim.py",
+	               NULL};
+	char *file[] = {(char *)script, NULL};
+	char *const *cmds[] = {shc, file};
+	struct mg_env_setting set[MG_HEAP_SETTINGS_MAX];
+	const char *why = NULL;
+	char note[256];
+
+	(void)state;
+	write_script("run_one.sh", "#!/bin/sh\ncd case_$MEMGUARD_TASK\nexec pypy3 sim.py\n");
+	for (size_t i = 0; i < 2; i++) {
+		enum mg_runtime rt = mg_runtime_detect(cmds[i], "/usr/bin:/bin", &why);
+		assert_int_equal(rt, MG_RUNTIME_GENERIC);
+		assert_string_equal(why, "no runtime known for sh");
+		int n = mg_heap_settings(rt, 256u << 20, NULL, cmds[i], set);
+		assert_int_equal(n, 5);
+		assert_string_equal(set[0].name, "PYPY_GC_MAX");
+		assert_string_equal(set[0].value, "160MB");
+		mg_heap_describe(rt, cmds[i], set, (size_t)n, note, sizeof(note));
+		assert_true(strncmp(note, i == 0 ? "sh: PYPY_GC_MAX, " : "run_one.sh: PYPY_GC_MAX, ",
+		                    i == 0 ? 17 : 25) == 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +630,7 @@ int main(void)
 	        cmocka_unit_test(test_detect_script_via_path_and_cwd),
 	        cmocka_unit_test(test_detect_unreadable),
 	        cmocka_unit_test(test_detect_symlink_to_runtime),
+	        cmocka_unit_test(test_detect_wrapper_is_generic),
 	};
 
 	return cmocka_run_group_tests_name("runtime", tests, group_setup, group_teardown);
