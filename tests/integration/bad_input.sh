@@ -9,9 +9,11 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-M=$memguard D=$memguardd P=$top/packaging/pbs/prologue E=$top/packaging/pbs/epilogue W=$work
-# The hooks only ever see a scratch directory as their cgroup mount.
-export M D P E W MEMGUARD_CGROUP_MOUNT=$work/cgm
+# The hooks only ever see a scratch directory as their cgroup mount: --fake-root
+# DIR (the harness's own argument, which pbs_mom never passes) makes it DIR/cgroup.
+M=$memguard D=$memguardd W=$work
+P="$top/packaging/pbs/prologue --fake-root $W" E="$top/packaging/pbs/epilogue --fake-root $W"
+export M D P E W
 
 # --- fixtures ----------------------------------------------------------------
 setup_start=${EPOCHREALTIME/./}
@@ -27,8 +29,9 @@ echo x >"$W/unreadable"
 chmod 000 "$W/unreadable"
 mkdir "$W/ro" && chmod 555 "$W/ro"
 echo 'echo hi' >"$W/noexec" && chmod 644 "$W/noexec"
-mkdir -p "$W/cgm/memguard.jobs/notcg"
-ln -s /tmp "$W/cgm/memguard.jobs/link"
+mkdir -p "$W/cgroup/memguard.jobs/notcg"
+: >"$W/cgroup/memguard.jobs/cgroup.procs" # the jobs' parent is a cgroup, notcg is not
+ln -s /tmp "$W/cgroup/memguard.jobs/link"
 # conf NAME TEXT: $W/NAME.conf holding TEXT (printf format).
 # shellcheck disable=SC2059 # TEXT is a format
 conf() { printf "$2" >"$W/$1.conf"; }
