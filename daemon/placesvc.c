@@ -368,7 +368,8 @@ static int accept_one(struct mg_placesvc *s)
 	if ((r = sd_event_add_io(s->event, &c->io, c->fd, EPOLLIN, on_conn_io, c)) < 0 ||
 	    (r = sd_event_source_set_priority(c->io, SVC_PRIORITY)) < 0 ||
 	    (r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC, CONN_TIMEOUT_USEC, 10000,
-	                                    on_conn_timeout, c)) < 0) {
+	                                    on_conn_timeout, c)) < 0 ||
+	    (r = sd_event_source_set_priority(c->timer, SVC_PRIORITY)) < 0) {
 		mg_log_errno(LOG_ERR, r, "placement: watch a connection: %m");
 		s->conns[slot] = c;
 		conn_free(c);

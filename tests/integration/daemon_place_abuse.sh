@@ -20,6 +20,11 @@ case $reply in "err bad request"*) ;; *) fail "a path as job id got: $reply" ;; 
 reply=$(client bob job4 line "place uid=0")
 case $reply in "err bad request"*) ;; *) fail "a claimed uid got: $reply" ;; esac
 
+echo "a connection that sends nothing lasts at most the 2 s docs/security.md states"
+held=$(client bob job4 idle)
+note "bob's idle connection was closed after $held s"
+awk -v t="$held" 'BEGIN { exit !(t >= 1.5 && t <= 3) }' || fail "an idle connection lasted $held s, not 2 s"
+
 echo "bob cannot exhaust the service: junk, 1000 idle connections; alice is still served ($SECONDS s)"
 reply=$(client bob job4 junk)
 note "5 MB of junk: $reply ($SECONDS s)"

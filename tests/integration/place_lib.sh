@@ -78,6 +78,13 @@ elif mode == "junk":  # megabytes without a newline
         print(s.recv(4096).decode().strip() or "closed")
     except OSError as e:
         print("closed", e)
+elif mode == "idle":  # one connection that sends nothing: seconds until the service closes it
+    s = conn(); start = time.monotonic(); s.settimeout(30)
+    try:
+        s.recv(4096)
+    except OSError:
+        pass
+    print(f"{time.monotonic() - start:.2f}")
 elif mode == "hold":  # many idle connections that never read or write
     held = []
     for _ in range(int(sys.argv[3])):

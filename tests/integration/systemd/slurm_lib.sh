@@ -75,6 +75,8 @@ slurm_up() {
 	node=$(slurmd -C | grep '^NodeName=') || fail "slurmd -C printed no node line"
 	# shellcheck disable=SC2001 # a regular expression, which ${//} is not
 	node=$(echo "$node" | sed "s/RealMemory=[0-9]*/RealMemory=$mem_mib/")
+	# One "GPU" for ConstrainDevices: /dev/full, a device no job step needs.
+	node="$node Gres=gpu:1"
 	mkdir -p /etc/slurm
 	cat >/etc/slurm/slurm.conf <<-EOF
 		ClusterName=memguard
@@ -101,6 +103,7 @@ slurm_up() {
 		AccountingStorageType=accounting_storage/none
 		JobAcctGatherType=jobacct_gather/cgroup
 		JobAcctGatherFrequency=task=1
+		GresTypes=gpu
 		JobCompType=jobcomp/filetxt
 		JobCompLoc=$slurm_jobcomp
 		$node
@@ -111,6 +114,11 @@ slurm_up() {
 		ConstrainRAMSpace=yes
 		ConstrainSwapSpace=no
 		ConstrainCores=yes
+		ConstrainDevices=yes
+	EOF
+	cat >/etc/slurm/gres.conf <<-EOF
+		AutoDetect=off
+		NodeName=$slurm_node Name=gpu File=/dev/full
 	EOF
 
 	id -u "$slurm_user" >/dev/null 2>&1 || useradd -m -s /bin/bash "$slurm_user"

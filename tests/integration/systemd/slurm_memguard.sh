@@ -14,8 +14,9 @@
 # 6. two memguard at once in one job: both placed inside the job, under its one limit;
 # 7. the job's memory: a run holding 250 MiB and a plain process growing beside it in a 300 MiB job
 #    hold at most the job's limit together (the kernel stops one of them in Slurm's cgroup);
-# 8. the job's CPUs: in a job given 1 CPU, every task of the run sees that CPU only;
-# 9. srun memguard inside a batch job, then scancel: nothing of the run is left;
+# 8. the job's CPUs and devices: in a job given 1 CPU and no GPU (the test's "GPU" is /dev/full), every
+#    task of the run sees that CPU only and cannot open the device;
+# 9. srun memguard inside a batch job, a memguardd restart, then scancel: nothing of the run is left;
 # 10. accounting: what sstat's MaxRSS shows of a run holding 200 MiB (measured, for docs/batch.md).
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -223,6 +224,10 @@ scancel_job() {
 		journalctl -u memguardd -b --no-pager -o cat |
 			grep -q "job_$id/step_batch/user/task_0 ended; telling its launcher" ||
 			slurm_fail "job $id: memguardd did not say it ended the run with the job"
+		# Slurm 22.05 removes the step's cgroups while the run is still there and does not try again
+		# (docs/batch.md): measured, not asserted.
+		sleep 5
+		note "[${SECONDS}s] job $id ($name): the job's cgroups 5 s later: '$(slurm_job_cgroups "$id" | tr '\n' ' ')'"
 	else
 		slurm_assert_gone "$id"
 	fi
@@ -318,18 +323,28 @@ slurm_assert_gone "$id"
 # ---- 8. the job's CPUs -------------------------------------------------------------------------
 cat >"$work/cpus.sh" <<-'EOF'
 	#!/bin/bash
+	dev() { if head -c1 /dev/full >/dev/null 2>&1; then echo open; else echo closed; fi; }
 	grep Cpus_allowed_list /proc/self/status >"$HOME/r8.shell"
-	exec memguard -n 2 -- sh -c 'grep Cpus_allowed_list /proc/self/status >"$HOME/r8.task$MEMGUARD_TASK"'
+	dev >"$HOME/r8.shell.dev"
+	export -f dev
+	exec memguard -n 2 -- bash -c 'grep Cpus_allowed_list /proc/self/status >"$HOME/r8.task$MEMGUARD_TASK"
+		dev >"$HOME/r8.task$MEMGUARD_TASK.dev"'
 EOF
 id=$(slurm_submit "$work/cpus.sh" --mem="${JOB_MEM_MIB}M" -c 1)
 note "[${SECONDS}s] job $id: CPUs of a job given 1 CPU"
 slurm_wait_end "$id"
 shell_cpus=$(cut -f2 "$home/r8.shell")
-note "[${SECONDS}s] job $id: the batch shell's CPUs: $shell_cpus; the tasks': $(cut -f2 "$home"/r8.task* | tr '\n' ' ')"
+note "[${SECONDS}s] job $id: the batch shell's CPUs: $shell_cpus; the tasks': $(cut -f2 "$home"/r8.task? | tr '\n' ' ')"
 [ "$(nproc --all)" -gt 1 ] && [ "$shell_cpus" = "0-$(($(nproc --all) - 1))" ] &&
 	slurm_fail "job $id: the batch shell has every CPU: ConstrainCores is not in force"
 for t in 0 1; do
 	slurm_assert_eq "$(cut -f2 "$home/r8.task$t")" "$shell_cpus" "task $t's CPUs"
+done
+# The job was given no GPU: Slurm's device program closes /dev/full to the batch shell (so the setup
+# is in force), and to every task of the run, which is inside the job.
+slurm_assert_eq "$(cat "$home/r8.shell.dev")" closed "the batch shell's /dev/full (ConstrainDevices)"
+for t in 0 1; do
+	slurm_assert_eq "$(cat "$home/r8.task$t.dev")" closed "task $t's /dev/full"
 done
 slurm_assert_gone "$id"
 
@@ -351,6 +366,13 @@ case $(placed_runs) in
 */job_"$id"/step_0/user/memguard-run-*) ;;
 *) slurm_fail "job $id: the srun step's run is not inside the step: '$(placed_runs)'" ;;
 esac
+# A restart mid-job: the new memguardd finds the run in its registry and still ends it with the job.
+systemctl restart memguardd.service
+for ((i = 0; i < 30; i++)); do
+	journalctl -u memguardd -b --no-pager -o cat | grep -q "job_$id/step_0/user/memguard-run-.*adopted (launcher running)" && break
+	sleep 1
+done
+((i < 30)) || slurm_fail "job $id: the restarted memguardd did not adopt the run"
 scancel "$id" || slurm_fail "scancel $id"
 slurm_wait_end "$id"
 sed 's/^/    job: /' "$(slurm_job_out "$id")"
