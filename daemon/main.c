@@ -174,6 +174,8 @@ static int on_poll(sd_event_source *src, uint64_t usec, void *userdata)
  * and the protected processes are read only when memory is short. */
 static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *ret)
 {
+	static uid_t scratch[2 * MAX_GUARDED];
+
 	if (memory_short && mg_policy_rescan_due(d->was_short, d->rescanned_usec, mg_now_usec()))
 		guards_rescan(d);
 	else if (memory_short)
@@ -196,6 +198,9 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 			        cg < 0 || mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
 		}
 	}
+	/* A share no root-owned record gives is the node's even split. */
+	if (memory_short)
+		mg_policy_split_shares(&d->policy, d->mem.mem_total, ret, d->nw, scratch);
 	return d->nw;
 }
 

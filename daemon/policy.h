@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "memguard/meminfo.h"
 #include "memguard/psi.h"
@@ -19,6 +20,9 @@ struct mg_guarded {
 	const char *path;
 	uint64_t current;    /* memory.current */
 	uint64_t share;      /* its share (launcher's xattr, else memory.max), 0 when unknown */
+	uint64_t hint;       /* user.memguard.share, 0 when none: it may lower a share, never make one */
+	uid_t owner;         /* of the cgroup's directory */
+	bool split;          /* no root-owned record confirms a share: share is mg_policy_split_shares' */
 	uint64_t growth_bps; /* bytes per second since the previous reading, 0 when shrinking */
 	bool populated;
 	bool protected_;   /* holds a protected process: never a victim */
@@ -207,6 +211,17 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
  * while memory is short for seconds. */
 bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,
                          const char *offender, uint64_t now_usec);
+
+/* Judges the cgroups that no root-owned record gives a share (share 0 from
+ * mg_contract_share: an unlimited run whose owner wrote their own
+ * user.memguard.share) by an even split of what the node can give, MemTotal
+ * less available_min: first among the owners of the populated cgroups in g,
+ * then among each owner's populated cgroups without a share, so that one
+ * owner's many cgroups shrink only their own. The hint may lower the split,
+ * never raise it. Sets share and split of those cgroups (share stays 0 when
+ * the node gives nothing); scratch holds 2 * n uids. Pure. */
+void mg_policy_split_shares(const struct mg_policy *p, uint64_t mem_total, struct mg_guarded *g, size_t n,
+                            uid_t *scratch);
 
 /* What the cgroup at path (below the mount), holding current bytes, holds
  * outside the guard: current less the guarded cgroups at or below it. */

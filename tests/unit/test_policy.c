@@ -2000,6 +2000,106 @@ static void decide_four_elastic_tasks(void **state)
 	ft_assert_contains(d.why, "MemAvailable 50MiB");
 }
 
+/* --- mg_policy_split_shares --- */
+
+#define ALICE 1001
+#define BOB 1002
+
+static struct mg_guarded owned(uid_t owner, uint64_t current, uint64_t share, uint64_t hint)
+{
+	struct mg_guarded g = task(current, share, 0);
+
+	g.owner = owner;
+	g.hint = hint;
+	return g;
+}
+
+struct split_case {
+	const char *what;
+	uint64_t mem_total;
+	size_t n;
+	struct mg_guarded g[MAX_G];
+	uint64_t want[MAX_G]; /* the shares after */
+};
+
+static void split_shares_table(void **state)
+{
+	const uint64_t gives = 64 * GiB - 64 * MiB; /* MemTotal less available_min */
+	struct mg_guarded empty = owned(ALICE, 0, 0, 0);
+
+	empty.populated = false;
+	const struct split_case cases[] = {
+	        {"a forged huge hint is lowered to the split of two owners",
+	         64 * GiB,
+	         2,
+	         {owned(ALICE, 40 * GiB, 0, UINT64_MAX), owned(BOB, 2 * GiB, 4 * GiB, 0)},
+	         {gives / 2, 4 * GiB}},
+	        {"a hint lowers the split",
+	         64 * GiB,
+	         2,
+	         {owned(ALICE, GiB, 0, GiB), owned(BOB, 2 * GiB, 4 * GiB, 0)},
+	         {GiB, 4 * GiB}},
+	        {"one owner's many cgroups shrink only their own split",
+	         64 * GiB,
+	         4,
+	         {owned(ALICE, GiB, 0, 0), owned(ALICE, GiB, 0, 0), owned(ALICE, GiB, 0, 0),
+	          owned(BOB, GiB, 0, 0)},
+	         {gives / 2 / 3, gives / 2 / 3, gives / 2 / 3, gives / 2}},
+	        {"root's runs count as one owner",
+	         64 * GiB,
+	         3,
+	         {owned(0, GiB, 4 * GiB, 0), owned(0, GiB, 4 * GiB, 0), owned(ALICE, GiB, 0, 0)},
+	         {4 * GiB, 4 * GiB, gives / 2}},
+	        {"an empty cgroup counts for no owner",
+	         64 * GiB,
+	         2,
+	         {owned(ALICE, GiB, 0, 0), empty},
+	         {gives, gives}},
+	        {"alone: the whole node", 64 * GiB, 1, {owned(ALICE, GiB, 0, UINT64_MAX)}, {gives}},
+	        {"a node that gives nothing: unknown",
+	         32 * MiB,
+	         2,
+	         {owned(ALICE, GiB, 0, UINT64_MAX), owned(BOB, GiB, 4 * GiB, 0)},
+	         {0, 4 * GiB}},
+	};
+	struct mg_policy p = policy();
+	uid_t scratch[2 * MAX_G];
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_guarded g[MAX_G];
+		memcpy(g, cases[i].g, sizeof(g));
+		for (int pass = 0; pass < 2; pass++) { /* a second pass changes nothing */
+			mg_policy_split_shares(&p, cases[i].mem_total, g, cases[i].n, scratch);
+			for (size_t k = 0; k < cases[i].n; k++) {
+				if (g[k].share != cases[i].want[k])
+					print_error("case %zu (%s), cgroup %zu: share %" PRIu64
+					            ", want %" PRIu64 "\n",
+					            i, cases[i].what, k, g[k].share, cases[i].want[k]);
+				assert_true(g[k].share == cases[i].want[k]);
+				assert_true(g[k].split == (cases[i].g[k].share == 0));
+			}
+		}
+	}
+}
+
+/* The issue's numbers through the decision: before, the forged share made
+ * alice's 40 GiB 0 % and bob's 2 GiB of 4 GiB the victim. */
+static void decide_forged_share_victim(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g[2] = {owned(BOB, 2 * GiB, 4 * GiB, 0), owned(ALICE, 40 * GiB, 0, UINT64_MAX)};
+	uid_t scratch[4];
+	struct mg_decision dec;
+
+	node.mem.mem_total = 64 * GiB;
+	mg_policy_split_shares(&p, node.mem.mem_total, g, 2, scratch);
+	decide(&p, &node, g, 2, &dec);
+	assert_int_equal(dec.verdict, MG_VERDICT_KILL);
+	assert_int_equal(dec.victim, 1);
+	ft_assert_contains(dec.why, "even split");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2027,6 +2127,8 @@ int main(void)
 	        cmocka_unit_test(decide_unfence_only_when_not_short),
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(fall_rate_start_table),
+	        cmocka_unit_test(split_shares_table),
+	        cmocka_unit_test(decide_forged_share_victim),
 	        cmocka_unit_test(fall_rate_spans),
 	        cmocka_unit_test(decide_widen_names_measured_rate),
 	        cmocka_unit_test(poll_interval_table),
