@@ -95,6 +95,7 @@ static int weigh_process(pid_t pid, void *userdata)
 	    read_int_at(procfd, pid, "oom_score_adj", &p.oom_score_adj) < 0)
 		return 0; /* gone */
 	p.rss = proc.rss_pages * (uint64_t)os->page_size;
+	p.init_or_kernel = mg_policy_init_or_kernel(pid, proc.ppid);
 	if (!mg_policy_outside_eligible(&p) || (os->found && !mg_policy_outside_worse(&p, &os->worst)))
 		return 0;
 	/* Only a candidate pays for the exe check. */
@@ -267,7 +268,9 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
                  uint64_t decided_usec)
 {
 	static struct outside_scan os;
-	_cleanup_close_ int cgfd = mg_cg_open(d->mountfd, top);
+	/* The root's own processes: its children are outsiders of their own. */
+	bool root = strcmp(top, MG_ROOT_CGROUP) == 0;
+	_cleanup_close_ int cgfd = mg_cg_open(d->mountfd, root ? "." : top);
 
 	if (cgfd < 0)
 		return cgfd == -ENOENT ? 0 : cgfd;
@@ -280,8 +283,12 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 	snprintf(os.path, sizeof(os.path), "%s", top);
 	if (mg_protect_match_cgroup(os.protect, top))
 		return 0;
-	descend(&os, &cgfd, g, n);
-	weigh_subtree(&os, cgfd);
+	if (root) {
+		(void)mg_cg_for_each_pid(cgfd, weigh_process, &os);
+	} else {
+		descend(&os, &cgfd, g, n);
+		weigh_subtree(&os, cgfd);
+	}
 	if (!os.found && (os.unheld || strcmp(os.path, top) != 0)) {
 		/* Nothing there may be killed: the worst of the whole top. */
 		close(cgfd);
@@ -311,7 +318,7 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 	        .decided_usec = decided_usec,
 	};
 	static char group[sizeof(os.path)];
-	if (oom_group_of(d->mountfd, top, os.cgroup, group, sizeof(group)) > 0) {
+	if (!root && oom_group_of(d->mountfd, top, os.cgroup, group, sizeof(group)) > 0) {
 		if (group_killable(&os, d->mountfd, group)) {
 			_cleanup_close_ int fd = mg_cg_open(d->mountfd, group);
 			if (fd >= 0)

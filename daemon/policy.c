@@ -305,7 +305,21 @@ void mg_policy_split_shares(const struct mg_policy *p, uint64_t mem_total, struc
 
 bool mg_policy_outside_eligible(const struct mg_outside_proc *p)
 {
-	return !p->protected_ && p->oom_score_adj > -1000;
+	return !p->protected_ && !p->init_or_kernel && p->oom_score_adj > -1000;
+}
+
+bool mg_policy_init_or_kernel(pid_t pid, pid_t ppid)
+{
+	return pid == 1 || pid == 2 || ppid == 2;
+}
+
+uint64_t mg_policy_root_own(const struct mg_meminfo *mem, uint64_t children, uint64_t procs_rss)
+{
+	uint64_t left = mem->has_free ? mem->mem_free : mem->mem_available;
+	uint64_t used = mem->mem_total > left ? mem->mem_total - left : 0;
+	uint64_t own = used > children ? used - children : 0;
+
+	return own < procs_rss ? own : procs_rss;
 }
 
 bool mg_policy_outside_worse(const struct mg_outside_proc *a, const struct mg_outside_proc *b)

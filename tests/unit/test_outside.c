@@ -22,22 +22,28 @@ int daemon_evaluate(struct daemon *d)
 }
 
 /* A fake process: its stat line, its OOM score and adjustment. */
-static void fake_proc(int procfd, int pid, const char *comm, int oom_score, unsigned long rss_pages)
+static void fake_proc_of(int procfd, int pid, int ppid, const char *comm, int oom_score,
+                         unsigned long rss_pages)
 {
 	char path[64], text[512];
 
 	snprintf(path, sizeof(path), "%d/stat", pid);
-	snprintf(
-	        text, sizeof(text),
-	        "%d (%s) S 1 %d %d 0 -1 4194560 1843 0 12 0 2150 312 0 0 20 0 1 0 8589934597 42949672960 %lu "
-	        "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
-	        pid, comm, pid, pid, rss_pages);
+	snprintf(text, sizeof(text),
+	         "%d (%s) S %d %d %d 0 -1 4194560 1843 0 12 0 2150 312 0 0 20 0 1 0 8589934597 42949672960 "
+	         "%lu "
+	         "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+	         pid, comm, ppid, pid, pid, rss_pages);
 	ft_write(procfd, path, text);
 	snprintf(path, sizeof(path), "%d/oom_score", pid);
 	snprintf(text, sizeof(text), "%d\n", oom_score);
 	ft_write(procfd, path, text);
 	snprintf(path, sizeof(path), "%d/oom_score_adj", pid);
 	ft_write(procfd, path, "0\n");
+}
+
+static void fake_proc(int procfd, int pid, const char *comm, int oom_score, unsigned long rss_pages)
+{
+	fake_proc_of(procfd, pid, 1, comm, oom_score, rss_pages);
 }
 
 /* A fake cgroup holding current bytes and the pids in procs. */
@@ -94,10 +100,45 @@ static void hog_at_long_path(void **state)
 	close(procfd);
 }
 
+/* Issue 36, hole 8: a hog in the root cgroup itself, beside init and kernel
+ * threads, which are never taken, and a top-level cgroup whose processes
+ * are not the root's. */
+static void hog_in_root(void **state)
+{
+	struct fake_tree *t = *state;
+	static struct daemon d;
+	char *log;
+
+	ft_mkdir(t->fd, "cg");
+	ft_mkdir(t->fd, "proc");
+	int mountfd = ft_open_dir(t->fd, "cg"), procfd = ft_open_dir(t->fd, "proc");
+	ft_write(mountfd, "cgroup.procs", "1\n2\n57\n3001\n3002\n");
+	fake_cgroup(mountfd, "user.slice", "104857600\n", "4004\n");
+	fake_proc_of(procfd, 1, 0, "init", 999, 262144);
+	fake_proc_of(procfd, 2, 0, "kthreadd", 998, 0);
+	fake_proc_of(procfd, 57, 2, "kworker/0:1", 997, 0);
+	fake_proc(procfd, 3001, "hog", 600, 196608);
+	fake_proc(procfd, 3002, "sh", 3, 256);
+	fake_proc(procfd, 4004, "other", 900, 25600);
+
+	d = (struct daemon){.mountfd = mountfd, .procfd = procfd, .policy = {.dry_run = true}};
+	assert_true(strlen(t->path) + sizeof("/kills.jsonl") <= sizeof(d.cfg.kill_log));
+	memcpy(d.cfg.kill_log, t->path, strlen(t->path));
+	strcat(d.cfg.kill_log, "/kills.jsonl");
+	assert_int_equal(outside_kill(&d, MG_ROOT_CGROUP, NULL, 0, "test", 0), 1);
+	log = ft_read(t->fd, "kills.jsonl", NULL);
+	ft_assert_contains(log, "\"cgroup\":\"/\"");
+	ft_assert_contains(log, "(hog) has the highest OOM score there (600)");
+	free(log);
+	close(mountfd);
+	close(procfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(hog_at_long_path, ft_setup, ft_teardown),
+	        cmocka_unit_test_setup_teardown(hog_in_root, ft_setup, ft_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

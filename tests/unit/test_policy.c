@@ -1706,24 +1706,38 @@ static void outside_victim_table(void **state)
 		size_t n;
 		long want;
 	} cases[] = {
-	        {"none", {{0, 0, 0, false}}, 0, -1},
+	        {"none", {{0, 0, 0, false, false}}, 0, -1},
 	        {"the highest oom_score",
-	         {{100, 0, 10 * MiB, false}, {900, 0, 5 * MiB, false}, {300, 0, 50 * MiB, false}},
+	         {{100, 0, 10 * MiB, false, false},
+	          {900, 0, 5 * MiB, false, false},
+	          {300, 0, 50 * MiB, false, false}},
 	         3,
 	         1},
 	        {"a tie goes to the largest",
-	         {{500, 0, 10 * MiB, false}, {500, 0, 30 * MiB, false}, {500, 0, 20 * MiB, false}},
+	         {{500, 0, 10 * MiB, false, false},
+	          {500, 0, 30 * MiB, false, false},
+	          {500, 0, 20 * MiB, false, false}},
 	         3,
 	         1},
 	        {"oom_score_adj -1000 is never killed",
-	         {{900, -1000, 500 * MiB, false}, {10, 0, MiB, false}},
+	         {{900, -1000, 500 * MiB, false, false}, {10, 0, MiB, false, false}},
 	         2,
 	         1},
-	        {"protected is never killed", {{900, 0, 500 * MiB, true}, {10, 0, MiB, false}}, 2, 1},
-	        {"-999 may be", {{2, -999, 500 * MiB, false}}, 1, 0},
-	        {"only exempt ones", {{900, -1000, 500 * MiB, false}, {800, 0, 400 * MiB, true}}, 2, -1},
+	        {"protected is never killed",
+	         {{900, 0, 500 * MiB, true, false}, {10, 0, MiB, false, false}},
+	         2,
+	         1},
+	        {"-999 may be", {{2, -999, 500 * MiB, false, false}}, 1, 0},
+	        {"only exempt ones",
+	         {{900, -1000, 500 * MiB, false, false}, {800, 0, 400 * MiB, true, false}},
+	         2,
+	         -1},
+	        {"init and kernel threads are never killed",
+	         {{900, 0, 500 * MiB, false, true}, {10, 0, MiB, false, false}},
+	         2,
+	         1},
 	        {"a raised score cannot hide a bigger one",
-	         {{1000, 1000, MiB, false}, {600, 0, 600 * MiB, false}},
+	         {{1000, 1000, MiB, false, false}, {600, 0, 600 * MiB, false, false}},
 	         2,
 	         0},
 	};
@@ -1732,6 +1746,55 @@ static void outside_victim_table(void **state)
 		print_message("case: %s\n", cases[i].what);
 		assert_int_equal(mg_policy_outside_victim(cases[i].p, cases[i].n), cases[i].want);
 	}
+}
+
+/* The root cgroup's own memory (issue 36, hole 8): what the node uses less
+ * what its children hold, at most what its own processes map. */
+static void root_own_table(void **state)
+{
+	static const struct {
+		const char *what;
+		struct mg_meminfo mem;
+		uint64_t children, procs_rss, want;
+	} cases[] = {
+	        {"a hog in the root",
+	         {.mem_total = GiB, .mem_free = 40 * MiB, .has_free = true},
+	         300 * MiB,
+	         600 * MiB,
+	         600 * MiB},
+	        {"kernel memory is no process's",
+	         {.mem_total = GiB, .mem_free = 500 * MiB, .has_free = true},
+	         300 * MiB,
+	         8 * MiB,
+	         8 * MiB},
+	        {"processes map more than the node has left over (shared pages)",
+	         {.mem_total = GiB, .mem_free = 500 * MiB, .has_free = true},
+	         300 * MiB,
+	         900 * MiB,
+	         GiB - 800 * MiB},
+	        {"children read at another moment: never below 0",
+	         {.mem_total = GiB, .mem_free = 500 * MiB, .has_free = true},
+	         700 * MiB,
+	         100 * MiB,
+	         0},
+	        {"without MemFree, MemAvailable",
+	         {.mem_total = GiB, .mem_available = 100 * MiB},
+	         300 * MiB,
+	         GiB,
+	         GiB - 400 * MiB},
+	        {"no processes", {.mem_total = GiB, .mem_free = 10 * MiB, .has_free = true}, 0, 0, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		print_message("case: %s\n", cases[i].what);
+		assert_true(mg_policy_root_own(&cases[i].mem, cases[i].children, cases[i].procs_rss) ==
+		            cases[i].want);
+	}
+	assert_true(mg_policy_init_or_kernel(1, 0));
+	assert_true(mg_policy_init_or_kernel(2, 0));
+	assert_true(mg_policy_init_or_kernel(57, 2));
+	assert_false(mg_policy_init_or_kernel(57, 1));
+	assert_false(mg_policy_init_or_kernel(3000, 2999));
 }
 
 static void unguarded_table(void **state)
@@ -2128,6 +2191,7 @@ int main(void)
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(fall_rate_start_table),
 	        cmocka_unit_test(split_shares_table),
+	        cmocka_unit_test(root_own_table),
 	        cmocka_unit_test(decide_forged_share_victim),
 	        cmocka_unit_test(fall_rate_spans),
 	        cmocka_unit_test(decide_widen_names_measured_rate),
