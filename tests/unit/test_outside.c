@@ -57,6 +57,31 @@ static void fake_cgroup(int mountfd, const char *path, const char *current, cons
 	ft_write(mountfd, file, procs);
 }
 
+/* The fake cgroup mount and /proc of t, made and opened. */
+static void fake_node(struct fake_tree *t, int *ret_mountfd, int *ret_procfd)
+{
+	ft_mkdir(t->fd, "cg");
+	ft_mkdir(t->fd, "proc");
+	*ret_mountfd = ft_open_dir(t->fd, "cg");
+	*ret_procfd = ft_open_dir(t->fd, "proc");
+}
+
+/* outside_kill of top on that fake node, in a dry run; closes its fds and
+ * returns the kill log (the caller frees it). */
+static char *dry_kill(struct fake_tree *t, int mountfd, int procfd, const char *top)
+{
+	static struct daemon d;
+
+	d = (struct daemon){.mountfd = mountfd, .procfd = procfd, .policy = {.dry_run = true}};
+	assert_true(strlen(t->path) + sizeof("/kills.jsonl") <= sizeof(d.cfg.kill_log));
+	memcpy(d.cfg.kill_log, t->path, strlen(t->path));
+	strcat(d.cfg.kill_log, "/kills.jsonl");
+	assert_int_equal(outside_kill(&d, top, NULL, 0, "test", 0), 1);
+	close(mountfd);
+	close(procfd);
+	return ft_read(t->fd, "kills.jsonl", NULL);
+}
+
 /* Issue 36, hole 2: the hog two 250-character cgroups below its user's
  * slice, at a 528-byte path; a bystander of another user elsewhere. Before,
  * both walks passed over a path of 512 bytes or more, and the verdict named
@@ -64,16 +89,14 @@ static void fake_cgroup(int mountfd, const char *path, const char *current, cons
 static void hog_at_long_path(void **state)
 {
 	struct fake_tree *t = *state;
-	static struct daemon d;
 	char name[251], deep[1200], *log;
+	int mountfd, procfd;
 
 	memset(name, 'x', 250);
 	name[250] = '\0';
 	snprintf(deep, sizeof(deep), "user.slice/user-1001.slice/%s/%s", name, name);
 	assert_int_equal(strlen(deep), 528);
-	ft_mkdir(t->fd, "cg");
-	ft_mkdir(t->fd, "proc");
-	int mountfd = ft_open_dir(t->fd, "cg"), procfd = ft_open_dir(t->fd, "proc");
+	fake_node(t, &mountfd, &procfd);
 	fake_cgroup(mountfd, "user.slice", "4294967296\n", "");
 	fake_cgroup(mountfd, "user.slice/user-1001.slice", "3221225472\n", "");
 	snprintf(deep, sizeof(deep), "user.slice/user-1001.slice/%s", name);
@@ -85,19 +108,12 @@ static void hog_at_long_path(void **state)
 	fake_proc(procfd, 1001, "hog", 700, 786432);
 	fake_proc(procfd, 2002, "bystander", 250, 262144);
 
-	d = (struct daemon){.mountfd = mountfd, .procfd = procfd, .policy = {.dry_run = true}};
-	assert_true(strlen(t->path) + sizeof("/kills.jsonl") <= sizeof(d.cfg.kill_log));
-	memcpy(d.cfg.kill_log, t->path, strlen(t->path));
-	strcat(d.cfg.kill_log, "/kills.jsonl");
-	assert_int_equal(outside_kill(&d, "user.slice", NULL, 0, "test", 0), 1);
-	log = ft_read(t->fd, "kills.jsonl", NULL);
+	log = dry_kill(t, mountfd, procfd, "user.slice");
 	ft_assert_contains(log, "(hog) has the highest OOM score there (700)");
 	ft_assert_contains(log, "too deep to name");
 	snprintf(deep, sizeof(deep), "\"cgroup\":\"user.slice/user-1001.slice/%s\"", name);
 	ft_assert_contains(log, deep);
 	free(log);
-	close(mountfd);
-	close(procfd);
 }
 
 /* Issue 36, hole 8: a hog in the root cgroup itself, beside init and kernel
@@ -106,12 +122,9 @@ static void hog_at_long_path(void **state)
 static void hog_in_root(void **state)
 {
 	struct fake_tree *t = *state;
-	static struct daemon d;
-	char *log;
+	int mountfd, procfd;
 
-	ft_mkdir(t->fd, "cg");
-	ft_mkdir(t->fd, "proc");
-	int mountfd = ft_open_dir(t->fd, "cg"), procfd = ft_open_dir(t->fd, "proc");
+	fake_node(t, &mountfd, &procfd);
 	ft_write(mountfd, "cgroup.procs", "1\n2\n57\n3001\n3002\n");
 	fake_cgroup(mountfd, "user.slice", "104857600\n", "4004\n");
 	fake_proc_of(procfd, 1, 0, "init", 999, 262144);
@@ -121,17 +134,10 @@ static void hog_in_root(void **state)
 	fake_proc(procfd, 3002, "sh", 3, 256);
 	fake_proc(procfd, 4004, "other", 900, 25600);
 
-	d = (struct daemon){.mountfd = mountfd, .procfd = procfd, .policy = {.dry_run = true}};
-	assert_true(strlen(t->path) + sizeof("/kills.jsonl") <= sizeof(d.cfg.kill_log));
-	memcpy(d.cfg.kill_log, t->path, strlen(t->path));
-	strcat(d.cfg.kill_log, "/kills.jsonl");
-	assert_int_equal(outside_kill(&d, MG_ROOT_CGROUP, NULL, 0, "test", 0), 1);
-	log = ft_read(t->fd, "kills.jsonl", NULL);
+	char *log = dry_kill(t, mountfd, procfd, MG_ROOT_CGROUP);
 	ft_assert_contains(log, "\"cgroup\":\"/\"");
 	ft_assert_contains(log, "(hog) has the highest OOM score there (600)");
 	free(log);
-	close(mountfd);
-	close(procfd);
 }
 
 int main(void)
