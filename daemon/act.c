@@ -37,6 +37,9 @@ struct pidfds {
 	int fds[MAX_PIDFDS];
 	size_t n;
 	bool out_of_fds;
+	unsigned depth; /* of the cgroup being walked, below the victim */
+	size_t cgroups; /* walked so far */
+	bool bounded;   /* the walk stopped at a bound */
 };
 
 static int open_pidfd(pid_t pid, void *userdata)
@@ -62,11 +65,31 @@ static void close_pidfds(struct pidfds *p, size_t keep)
 		close(p->fds[--p->n]);
 }
 
+bool mg_act_walk_within(unsigned depth, size_t cgroups)
+{
+	return depth <= MG_KILL_WALK_DEPTH && cgroups < MG_KILL_WALK_CGROUPS;
+}
+
+/* The pidfds are a best effort (process_mrelease, the count): cgroup.kill
+ * kills the whole subtree however far the walk went, so at a bound it only
+ * stops, past a level too deep or once too many cgroups were walked. */
 static int collect_subtree(int cgfd, const char *name, void *userdata)
 {
+	struct pidfds *p = userdata;
+	int r;
+
+	(void)name;
+	if (!mg_act_walk_within(p->depth, p->cgroups)) {
+		p->bounded = true;
+		return p->cgroups < MG_KILL_WALK_CGROUPS ? 0 : 1;
+	}
+	p->cgroups++;
 	if (mg_cg_for_each_pid(cgfd, open_pidfd, userdata) > 0)
 		return 1;
-	return mg_cg_for_each_child(cgfd, collect_subtree, userdata);
+	p->depth++;
+	r = mg_cg_for_each_child(cgfd, collect_subtree, userdata);
+	p->depth--;
+	return r;
 }
 
 int mg_act_log_json(const char *path, const struct mg_kill_record *rec, int killed, uint64_t freed_usec,
@@ -132,8 +155,8 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 	if ((r = mg_contract_set_killed(cgfd, rec->why)) < 0)
 		log_debug("set %s on %s: %s", MG_XATTR_KILLED, rec->path, strerror(-r));
 	/* pidfds first: after the kill the pids may be reused. */
-	pids.n = 0;
-	pids.out_of_fds = false;
+	pids.n = pids.cgroups = pids.depth = 0;
+	pids.out_of_fds = pids.bounded = false;
 	(void)collect_subtree(cgfd, ".", &pids);
 	if (pids.out_of_fds)
 		close_pidfds(&pids, pids.n > KILL_FD_RESERVE ? pids.n - KILL_FD_RESERVE : 0);
@@ -156,9 +179,13 @@ int mg_act_kill(int mountfd, const struct mg_kill_record *rec, const char *kill_
 			(void)mg_act_log_json(kill_log, rec, 0, freed, r);
 		return r;
 	}
-	log_info("cgroup %s: %d process%s killed (%d reaped at once, %d exited before), %.1f ms after the "
-	         "decision",
-	         rec->path, killed, killed == 1 ? "" : "es", released, exited, (double)freed / 1000.0);
+	log_info("cgroup %s: %s%d process%s killed (%d reaped at once, %d exited before), %.1f ms after the "
+	         "decision%s",
+	         rec->path, pids.bounded ? "at least " : "", killed, killed == 1 ? "" : "es", released,
+	         exited, (double)freed / 1000.0,
+	         pids.bounded
+	                 ? "; its tree is deeper or wider than memguardd walks, and cgroup.kill took the rest"
+	                 : "");
 	if (kill_log && (r = mg_act_log_json(kill_log, rec, killed, freed, 0)) < 0)
 		mg_log_errno(LOG_WARNING, r, "append to kill log %s: %m", kill_log);
 	return killed;

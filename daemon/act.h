@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -16,9 +17,20 @@ struct mg_kill_record {
 	uint64_t decided_usec; /* when the decision was taken (monotonic) */
 };
 
+/* How far mg_act_kill walks the victim's tree for pidfds before
+ * cgroup.kill: its owner can nest and make cgroups without end, and each
+ * level walked holds a directory open (in memory memguardd locks). At most
+ * MG_KILL_WALK_DEPTH levels below the victim, and MG_KILL_WALK_CGROUPS
+ * cgroups in all; cgroup.kill still kills the whole subtree.
+ * mg_act_walk_within says whether a cgroup at depth, after cgroups walked,
+ * is walked. */
+#define MG_KILL_WALK_DEPTH 16
+#define MG_KILL_WALK_CGROUPS 1024
+bool mg_act_walk_within(unsigned depth, size_t cgroups);
+
 /* Kills mountfd/rec->path: sets user.memguard.killed to the reason for the
- * launcher, opens pidfds, cgroup.kill (or freeze-kill-thaw), then
- * process_mrelease on each. Returns the number of processes killed, 0 when
+ * launcher, opens pidfds (within the bounds above), cgroup.kill (or
+ * freeze-kill-thaw), then process_mrelease on each. Returns the number of processes killed, 0 when
  * the cgroup is gone or empty, or -errno when the kill failed (logged, and
  * recorded in the kill log with "killed":0 and "error"). With dry_run only
  * logs. */

@@ -174,6 +174,8 @@ static int on_poll(sd_event_source *src, uint64_t usec, void *userdata)
  * and the protected processes are read only when memory is short. */
 static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *ret)
 {
+	static uid_t scratch[2 * MAX_GUARDED];
+
 	if (memory_short && mg_policy_rescan_due(d->was_short, d->rescanned_usec, mg_now_usec()))
 		guards_rescan(d);
 	else if (memory_short)
@@ -196,6 +198,9 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 			        cg < 0 || mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
 		}
 	}
+	/* A share no root-owned record gives is the node's even split. */
+	if (memory_short)
+		mg_policy_split_shares(&d->policy, d->mem.mem_total, ret, d->nw, scratch);
 	return d->nw;
 }
 
@@ -298,6 +303,7 @@ struct outsider_scan {
 	struct mg_outsider *best;
 	char *path; /* the best one's, d->outsider_path */
 	size_t size;
+	uint64_t children; /* what the top-level cgroups hold, guarded or not */
 };
 
 /* A top-level cgroup's memory less what the guarded cgroups below it hold. */
@@ -309,11 +315,33 @@ static int weigh_top_level(int fd, const char *name, void *userdata)
 
 	if (mg_cg_read_u64(fd, "memory.current", &current) < 0)
 		return 0;
+	os->children += current;
 	current = mg_policy_unguarded(name, current, os->g, os->n);
 	if (current > os->best->current && len < os->size) {
 		memcpy(os->path, name, len + 1);
 		*os->best = (struct mg_outsider){.path = os->path, .current = current};
 	}
+	return 0;
+}
+
+struct root_rss {
+	int procfd;
+	pid_t self;
+	uint64_t page_size, sum;
+};
+
+/* The resident memory of a process in the root cgroup but init's, kernel
+ * threads' and memguardd's. */
+static int add_root_rss(pid_t pid, void *userdata)
+{
+	struct root_rss *rr = userdata;
+	char path[32], stat[1024];
+	struct mg_proc proc;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	if (pid != rr->self && mg_read_small_at(rr->procfd, path, stat, sizeof(stat)) > 0 &&
+	    mg_proc_stat_parse(stat, &proc) == 0 && !mg_policy_init_or_kernel(pid, proc.ppid))
+		rr->sum += proc.rss_pages * rr->page_size;
 	return 0;
 }
 
@@ -323,8 +351,19 @@ static void read_outsider(struct daemon *d, const struct mg_guarded *g, size_t n
 	struct outsider_scan os = {
 	        .g = g, .n = n, .best = ret, .path = d->outsider_path, .size = sizeof(d->outsider_path)};
 
+	struct root_rss rr = {
+	        .procfd = d->procfd, .self = getpid(), .page_size = (uint64_t)sysconf(_SC_PAGESIZE)};
+
 	*ret = (struct mg_outsider){0};
 	(void)mg_cg_for_each_child(d->mountfd, weigh_top_level, &os);
+	/* The root's own processes, which no top-level cgroup counts (not on a
+	 * node whose init is not systemd): an outsider like the others. */
+	(void)mg_cg_for_each_pid(d->mountfd, add_root_rss, &rr);
+	uint64_t own = mg_policy_root_own(&d->mem, os.children, rr.sum);
+	if (own > ret->current) {
+		snprintf(d->outsider_path, sizeof(d->outsider_path), "%s", MG_ROOT_CGROUP);
+		*ret = (struct mg_outsider){.path = d->outsider_path, .current = own};
+	}
 }
 
 /* Whether to say again what holds the node back ("" for no one): once per

@@ -23,14 +23,44 @@ struct outside_scan {
 	const struct mg_protect *protect;
 	pid_t self;
 	long page_size;
-	char path[512]; /* the cgroup being walked, below the mount */
-	bool found;     /* the worst process so far: */
+	char path[512];  /* the cgroup being walked, below the mount, or its deepest ancestor that fits */
+	unsigned unheld; /* levels walked below path that did not fit in it */
+	bool found;      /* the worst process so far: */
 	struct mg_outside_proc worst;
 	pid_t pid;
 	uint64_t start_time;
 	char comm[sizeof(((struct mg_proc *)0)->comm)];
 	char cgroup[512];
+	bool cgroup_unheld; /* the worst is below cgroup, at a path too long to name */
 };
+
+/* Appends name to os->path, or counts a level that does not fit: a path
+ * too long to hold is walked all the same, by its fds, under the deepest
+ * ancestor that fits. Nothing guarded lies there (a guarded path fits), and
+ * every protected ancestor was seen on the way down. Returns whether it
+ * appended; leave() undoes either. */
+static bool enter(struct outside_scan *os, const char *name)
+{
+	size_t len = strlen(os->path);
+
+	if (os->unheld || len + 1 + strlen(name) >= sizeof(os->path)) {
+		os->unheld++;
+		return false;
+	}
+	snprintf(os->path + len, sizeof(os->path) - len, "/%s", name);
+	return true;
+}
+
+static void leave(struct outside_scan *os, bool appended)
+{
+	if (!appended) {
+		os->unheld--;
+		return;
+	}
+	char *slash = strrchr(os->path, '/');
+	if (slash)
+		*slash = '\0';
+}
 
 static int read_int_at(int procfd, pid_t pid, const char *file, int *ret)
 {
@@ -65,6 +95,7 @@ static int weigh_process(pid_t pid, void *userdata)
 	    read_int_at(procfd, pid, "oom_score_adj", &p.oom_score_adj) < 0)
 		return 0; /* gone */
 	p.rss = proc.rss_pages * (uint64_t)os->page_size;
+	p.init_or_kernel = mg_policy_init_or_kernel(pid, proc.ppid);
 	if (!mg_policy_outside_eligible(&p) || (os->found && !mg_policy_outside_worse(&p, &os->worst)))
 		return 0;
 	/* Only a candidate pays for the exe check. */
@@ -77,24 +108,23 @@ static int weigh_process(pid_t pid, void *userdata)
 	os->start_time = proc.start_time;
 	snprintf(os->comm, sizeof(os->comm), "%s", proc.comm);
 	snprintf(os->cgroup, sizeof(os->cgroup), "%s", os->path);
+	os->cgroup_unheld = os->unheld > 0;
 	return 0;
 }
 
 static int weigh_cgroup(int cgfd, const char *name, void *userdata)
 {
 	struct outside_scan *os = userdata;
-	size_t len = strlen(os->path);
+	bool appended = enter(os, name);
 
-	if (len + 1 + strlen(name) >= sizeof(os->path))
-		return 0;
-	snprintf(os->path + len, sizeof(os->path) - len, "/%s", name);
 	/* Guarded cgroups are within their share (else the verdict would be
 	 * theirs); protected ones are never touched. */
-	if (!guards_contains(os->d, os->path) && !mg_protect_match_cgroup(os->protect, os->path)) {
+	if (!appended ||
+	    (!guards_contains(os->d, os->path) && !mg_protect_match_cgroup(os->protect, os->path))) {
 		(void)mg_cg_for_each_pid(cgfd, weigh_process, os);
 		(void)mg_cg_for_each_child(cgfd, weigh_cgroup, os);
 	}
-	os->path[len] = '\0';
+	leave(os, appended);
 	return 0;
 }
 
@@ -111,13 +141,16 @@ static int weigh_child(int cgfd, const char *name, void *userdata)
 	struct heaviest *h = userdata;
 	char path[sizeof(h->os->path)];
 	uint64_t current;
+	/* A path that does not fit holds nothing guarded (enter()). */
+	bool held = !h->os->unheld &&
+	            snprintf(path, sizeof(path), "%s/%s", h->os->path, name) < (int)sizeof(path);
 
-	if (snprintf(path, sizeof(path), "%s/%s", h->os->path, name) >= (int)sizeof(path) ||
-	    strlen(name) >= sizeof(h->name) || guards_contains(h->os->d, path) ||
-	    mg_protect_match_cgroup(h->os->protect, path) ||
+	if (strlen(name) >= sizeof(h->name) ||
+	    (held && (guards_contains(h->os->d, path) || mg_protect_match_cgroup(h->os->protect, path))) ||
 	    mg_cg_read_u64(cgfd, "memory.current", &current) < 0)
 		return 0; /* without a memory controller it accounts nothing of its own */
-	current = mg_policy_unguarded(path, current, h->g, h->n);
+	if (held)
+		current = mg_policy_unguarded(path, current, h->g, h->n);
 	if (current > h->current) {
 		snprintf(h->name, sizeof(h->name), "%s", name);
 		h->current = current;
@@ -139,7 +172,6 @@ static void descend(struct outside_scan *os, int *cgfd, const struct mg_guarded 
 {
 	for (;;) {
 		struct heaviest h = {.os = os, .g = g, .n = n};
-		size_t len = strlen(os->path);
 		(void)mg_cg_for_each_child(*cgfd, weigh_child, &h);
 		if (!h.name[0])
 			return;
@@ -148,7 +180,7 @@ static void descend(struct outside_scan *os, int *cgfd, const struct mg_guarded 
 			return; /* gone: its parent's walk covers the rest */
 		close(*cgfd);
 		*cgfd = fd;
-		snprintf(os->path + len, sizeof(os->path) - len, "/%s", h.name);
+		(void)enter(os, h.name);
 	}
 }
 
@@ -226,11 +258,19 @@ static bool group_killable(const struct outside_scan *os, int mountfd, const cha
 	       mg_cg_for_each_child(fd, check_cgroup, &check) == 0;
 }
 
+/* What snprintf's result len left in a buffer of size bytes. */
+static size_t written(int len, size_t size)
+{
+	return len < 0 ? 0 : (size_t)len < size ? (size_t)len : size - 1;
+}
+
 int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,
                  uint64_t decided_usec)
 {
 	static struct outside_scan os;
-	_cleanup_close_ int cgfd = mg_cg_open(d->mountfd, top);
+	/* The root's own processes: its children are outsiders of their own. */
+	bool root = strcmp(top, MG_ROOT_CGROUP) == 0;
+	_cleanup_close_ int cgfd = mg_cg_open(d->mountfd, root ? "." : top);
 
 	if (cgfd < 0)
 		return cgfd == -ENOENT ? 0 : cgfd;
@@ -243,14 +283,19 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 	snprintf(os.path, sizeof(os.path), "%s", top);
 	if (mg_protect_match_cgroup(os.protect, top))
 		return 0;
-	descend(&os, &cgfd, g, n);
-	weigh_subtree(&os, cgfd);
-	if (!os.found && strcmp(os.path, top) != 0) {
+	if (root) {
+		(void)mg_cg_for_each_pid(cgfd, weigh_process, &os);
+	} else {
+		descend(&os, &cgfd, g, n);
+		weigh_subtree(&os, cgfd);
+	}
+	if (!os.found && (os.unheld || strcmp(os.path, top) != 0)) {
 		/* Nothing there may be killed: the worst of the whole top. */
 		close(cgfd);
 		if ((cgfd = mg_cg_open(d->mountfd, top)) < 0)
 			return cgfd == -ENOENT ? 0 : cgfd;
 		snprintf(os.path, sizeof(os.path), "%s", top);
+		os.unheld = 0;
 		weigh_subtree(&os, cgfd);
 	}
 	if (!os.found)
@@ -260,7 +305,11 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 	int len = snprintf(reason, sizeof(reason),
 	                   "%s; its process %d (%s) has the highest OOM score there (%d)", why, (int)os.pid,
 	                   os.comm, os.worst.oom_score);
-	size_t used = len < 0 ? 0 : (size_t)len < sizeof(reason) ? (size_t)len : sizeof(reason) - 1;
+	size_t used = written(len, sizeof(reason));
+	if (os.cgroup_unheld)
+		used += written(snprintf(reason + used, sizeof(reason) - used,
+		                         ", in a cgroup below %s too deep to name", os.cgroup),
+		                sizeof(reason) - used);
 	struct mg_kill_record rec = {
 	        .path = os.cgroup,
 	        .current = os.worst.rss,
@@ -269,7 +318,7 @@ int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, 
 	        .decided_usec = decided_usec,
 	};
 	static char group[sizeof(os.path)];
-	if (oom_group_of(d->mountfd, top, os.cgroup, group, sizeof(group)) > 0) {
+	if (!root && oom_group_of(d->mountfd, top, os.cgroup, group, sizeof(group)) > 0) {
 		if (group_killable(&os, d->mountfd, group)) {
 			_cleanup_close_ int fd = mg_cg_open(d->mountfd, group);
 			if (fd >= 0)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memguard/config.h"
@@ -250,9 +251,75 @@ uint64_t mg_policy_unguarded(const char *path, uint64_t current, const struct mg
 	return current;
 }
 
+static int by_uid(const void *a, const void *b)
+{
+	uid_t x = *(const uid_t *)a, y = *(const uid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many of the sorted u[0..n) are uid. */
+static size_t count_uid(const uid_t *u, size_t n, uid_t uid)
+{
+	size_t lo = 0, hi = n, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (u[mid] < uid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (first = lo; lo < n && u[lo] == uid; lo++)
+		;
+	return lo - first;
+}
+
+void mg_policy_split_shares(const struct mg_policy *p, uint64_t mem_total, struct mg_guarded *g, size_t n,
+                            uid_t *scratch)
+{
+	uid_t *all = scratch, *unshared = scratch + n;
+	size_t n_all = 0, n_unshared = 0, owners = 0;
+	uint64_t gives = mem_total > p->available_min ? mem_total - p->available_min : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!g[i].populated)
+			continue;
+		all[n_all++] = g[i].owner;
+		if (g[i].share == 0 || g[i].split)
+			unshared[n_unshared++] = g[i].owner;
+	}
+	qsort(all, n_all, sizeof(*all), by_uid);
+	qsort(unshared, n_unshared, sizeof(*unshared), by_uid);
+	for (size_t i = 0; i < n_all; i++)
+		owners += i == 0 || all[i] != all[i - 1];
+	for (size_t i = 0; i < n; i++) {
+		if (g[i].share != 0 && !g[i].split)
+			continue;
+		size_t mine = count_uid(unshared, n_unshared, g[i].owner);
+		uint64_t split = owners && mine ? gives / owners / mine : gives;
+		g[i].share = g[i].hint && g[i].hint < split ? g[i].hint : split;
+		g[i].split = true;
+	}
+}
+
 bool mg_policy_outside_eligible(const struct mg_outside_proc *p)
 {
-	return !p->protected_ && p->oom_score_adj > -1000;
+	return !p->protected_ && !p->init_or_kernel && p->oom_score_adj > -1000;
+}
+
+bool mg_policy_init_or_kernel(pid_t pid, pid_t ppid)
+{
+	return pid == 1 || pid == 2 || ppid == 2;
+}
+
+uint64_t mg_policy_root_own(const struct mg_meminfo *mem, uint64_t children, uint64_t procs_rss)
+{
+	uint64_t left = mem->has_free ? mem->mem_free : mem->mem_available;
+	uint64_t used = mem->mem_total > left ? mem->mem_total - left : 0;
+	uint64_t own = used > children ? used - children : 0;
+
+	return own < procs_rss ? own : procs_rss;
 }
 
 bool mg_policy_outside_worse(const struct mg_outside_proc *a, const struct mg_outside_proc *b)
@@ -380,8 +447,10 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 		return;
 	}
 	if (v->share)
-		snprintf(ret->why, sizeof(ret->why), "%s against a %s share while %s",
-		         mg_size_format(v->current, c), mg_size_format(v->share, s), context);
+		snprintf(ret->why, sizeof(ret->why), "%s against a %s share%s while %s",
+		         mg_size_format(v->current, c), mg_size_format(v->share, s),
+		         v->split ? " (the node's even split: no root-owned record gives it one)" : "",
+		         context);
 	else
 		snprintf(ret->why, sizeof(ret->why), "%s (no share known) while %s",
 		         mg_size_format(v->current, c), context);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "memguard/meminfo.h"
 #include "memguard/psi.h"
@@ -19,6 +20,9 @@ struct mg_guarded {
 	const char *path;
 	uint64_t current;    /* memory.current */
 	uint64_t share;      /* its share (launcher's xattr, else memory.max), 0 when unknown */
+	uint64_t hint;       /* user.memguard.share, 0 when none: it may lower a share, never make one */
+	uid_t owner;         /* of the cgroup's directory */
+	bool split;          /* no root-owned record confirms a share: share is mg_policy_split_shares' */
 	uint64_t growth_bps; /* bytes per second since the previous reading, 0 when shrinking */
 	bool populated;
 	bool protected_;   /* holds a protected process: never a victim */
@@ -42,9 +46,20 @@ struct mg_guarded {
  * memory.current less the guarded cgroups below it. Read only when memory
  * is short; path NULL when unknown. */
 struct mg_outsider {
-	const char *path;
+	const char *path; /* MG_ROOT_CGROUP for the root cgroup's own */
 	uint64_t current;
 };
+
+/* The root cgroup as an outsider: what its own processes hold, which none of
+ * the top-level cgroups counts (mg_policy_root_own). */
+#define MG_ROOT_CGROUP "/"
+
+/* The root cgroup's own memory: what the node uses (MemTotal less MemFree,
+ * or less MemAvailable without MemFree) less children, what the top-level
+ * cgroups hold, and at most procs_rss, the resident memory of the root's
+ * own processes (init and kernel threads left out): the kernel's own memory
+ * is in the first, and killing a process frees only what it holds. */
+uint64_t mg_policy_root_own(const struct mg_meminfo *mem, uint64_t children, uint64_t procs_rss);
 
 struct mg_node_state {
 	struct mg_meminfo mem;
@@ -208,6 +223,17 @@ void mg_policy_decide(const struct mg_policy *p, const struct mg_node_state *nod
 bool mg_policy_blame_due(const struct mg_policy *p, const char *last, uint64_t last_usec,
                          const char *offender, uint64_t now_usec);
 
+/* Judges the cgroups that no root-owned record gives a share (share 0 from
+ * mg_contract_share: an unlimited run whose owner wrote their own
+ * user.memguard.share) by an even split of what the node can give, MemTotal
+ * less available_min: first among the owners of the populated cgroups in g,
+ * then among each owner's populated cgroups without a share, so that one
+ * owner's many cgroups shrink only their own. The hint may lower the split,
+ * never raise it. Sets share and split of those cgroups (share stays 0 when
+ * the node gives nothing); scratch holds 2 * n uids. Pure. */
+void mg_policy_split_shares(const struct mg_policy *p, uint64_t mem_total, struct mg_guarded *g, size_t n,
+                            uid_t *scratch);
+
 /* What the cgroup at path (below the mount), holding current bytes, holds
  * outside the guard: current less the guarded cgroups at or below it. */
 uint64_t mg_policy_unguarded(const char *path, uint64_t current, const struct mg_guarded *g, size_t n);
@@ -219,15 +245,20 @@ struct mg_outside_proc {
 	int oom_score_adj; /* -1000: the admin exempted it from OOM kills */
 	uint64_t rss;      /* bytes, to break ties */
 	bool protected_;   /* its cgroup or executable is in protect */
+	bool init_or_kernel; /* pid 1 or a kernel thread: the kernel's OOM killer never takes them */
 };
 
 /* Which process to kill for a KILL_OUTSIDER: the highest oom_score, then
- * the largest rss, never one that is protected or has oom_score_adj -1000.
+ * the largest rss, never one that is protected, has oom_score_adj -1000, or
+ * is init or a kernel thread.
  * Neither its name nor any xattr counts. mg_policy_outside_eligible says
  * whether p may be killed at all, mg_policy_outside_worse whether eligible a
  * goes before eligible b (so a scan keeps only the worst so far), and
  * mg_policy_outside_victim returns the index in p[0..n) to kill, or -1. */
 bool mg_policy_outside_eligible(const struct mg_outside_proc *p);
+/* Whether pid (its parent ppid) is init or a kernel thread: kthreadd (2) is
+ * every kernel thread's parent, and no user process's. */
+bool mg_policy_init_or_kernel(pid_t pid, pid_t ppid);
 bool mg_policy_outside_worse(const struct mg_outside_proc *a, const struct mg_outside_proc *b);
 long mg_policy_outside_victim(const struct mg_outside_proc *p, size_t n);
 

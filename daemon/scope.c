@@ -273,12 +273,15 @@ int mg_scope_read(int mountfd, struct mg_scope_entry *e, uint64_t now_usec)
 	_cleanup_close_ int fd = mg_cg_open(mountfd, e->path);
 	struct mg_guarded *g = &e->snap;
 	uint64_t current, trusted = 0, root_limit = 0, hint = 0;
+	struct stat st;
 	int r;
 
 	if (fd < 0)
 		return fd;
 	if ((r = mg_cg_read_u64(fd, "memory.current", &current)) < 0)
 		return r;
+	if (fstat(fd, &st) < 0)
+		return -errno;
 	r = mg_cg_populated(fd);
 	g->path = e->path;
 	g->populated = r > 0;
@@ -291,6 +294,9 @@ int mg_scope_read(int mountfd, struct mg_scope_entry *e, uint64_t now_usec)
 	if (mg_contract_get_share_hint(fd, &hint) < 0)
 		hint = 0;
 	g->share = mg_contract_share(trusted, root_limit, hint);
+	g->hint = hint;
+	g->owner = st.st_uid;
+	g->split = false;
 	g->growth_bps = 0;
 	if (e->prev_usec && now_usec > e->prev_usec && current > e->prev_current)
 		g->growth_bps = (uint64_t)((unsigned __int128)(current - e->prev_current) * 1000000u /

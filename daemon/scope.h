@@ -70,11 +70,12 @@ struct mg_scope_dropped {
 size_t mg_scope_admit(struct mg_scope_candidate *c, size_t n, size_t max, size_t per_owner_max,
                       struct mg_scope_dropped *ret_dropped);
 
-/* Reads one guarded cgroup: memory.current, populated, and the share by
- * mg_contract_share(): trusted.memguard.share, else the tightest memory.max
- * owned by root on the cgroup or an ancestor, lowered by a
- * user.memguard.share hint. growth is computed from the entry's previous
- * reading. */
+/* Reads one guarded cgroup: memory.current, populated, its owner, and the
+ * share by mg_contract_share(): trusted.memguard.share, else the tightest
+ * memory.max owned by root on the cgroup or an ancestor, lowered by a
+ * user.memguard.share hint (kept in hint); 0 when neither is known, however
+ * the hint reads (mg_policy_split_shares decides then). growth is computed
+ * from the entry's previous reading. */
 int mg_scope_read(int mountfd, struct mg_scope_entry *e, uint64_t now_usec);
 
 /* The tightest memory.max of mountfd/path and its ancestors (below the

@@ -77,9 +77,7 @@ uint64_t mg_contract_share(uint64_t trusted, uint64_t root_limit, uint64_t hint)
 {
 	uint64_t known = trusted ? trusted : root_limit;
 
-	if (hint && (known == 0 || hint < known))
-		return hint;
-	return known;
+	return hint && hint < known ? hint : known;
 }
 
 int mg_contract_set_killed(int cgfd, const char *why)

@@ -11,7 +11,8 @@
  *    launcher that runs as root.
  *  - user.memguard.share: the same from a launcher that is not root. It is
  *    the owner's word, so it is a hint that may only lower the share (see
- *    mg_contract_share()); lowering it only ever hurts its owner.
+ *    mg_contract_share()); lowering it only ever hurts its owner. Alone it
+ *    is no share.
  *  - trusted.memguard.fence: the memory.high a cgroup had before memguardd
  *    fenced it in, so that a restarted memguardd lifts its own fences. A
  *    user.memguard.throttled (what older versions wrote) is ignored: set in
@@ -48,11 +49,12 @@ int mg_contract_set_share(int cgfd, uint64_t share);
 int mg_contract_get_share(int cgfd, uint64_t *ret_share);
 int mg_contract_get_share_hint(int cgfd, uint64_t *ret_share);
 
-/* The share memguardd judges a cgroup by, each input 0 when unknown: the
- * trusted share, else the root-owned limit (the tightest memory.max whose
- * file root owns, on the cgroup or an ancestor); the hint may lower that,
- * and stands alone when neither is known (it can only make its owner's task
- * look further over). 0: unknown. */
+/* The share that a root-owned record confirms, each input 0 when unknown:
+ * the trusted share, else the root-owned limit (the tightest memory.max
+ * whose file root owns, on the cgroup or an ancestor); the hint may lower
+ * that. 0 when neither is known: the hint alone is its owner's word, which
+ * confirms nothing (memguardd then judges the task by an even split of the
+ * node, mg_policy_split_shares, which the hint may lower too). */
 uint64_t mg_contract_share(uint64_t trusted, uint64_t root_limit, uint64_t hint);
 
 /* user.memguard.killed. get copies the reason into buf (terminated, cut to

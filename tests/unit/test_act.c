@@ -405,6 +405,52 @@ static void kill_with_cgroup_kill(void **state)
 	assert_still_alive(f, child);
 }
 
+/* Issue 36, hole 4: the walk for pidfds before cgroup.kill goes
+ * MG_KILL_WALK_DEPTH levels deep at most (before, it went down every level,
+ * a directory held open at each: 9,000 nested cgroups cost memguardd 75 MiB
+ * of locked memory). A process deeper gets no pidfd; cgroup.kill, written
+ * on the victim, kills it all the same. */
+static void kill_walk_is_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct mg_kill_record rec = {.path = TASK, .why = WHY, .decided_usec = mg_now_usec()};
+	struct ft_capture cap;
+	char path[PATH_MAX] = TASK;
+	pid_t shallow = ft_children_fork(&f->children), deep = ft_children_fork(&f->children);
+
+	ft_write(f->tree.fd, TASK "/cgroup.kill", "");
+	ft_write(f->tree.fd, TASK "/cgroup.procs", "");
+	for (unsigned depth = 1; depth <= MG_KILL_WALK_DEPTH + 8; depth++) {
+		strcat(path, "/d");
+		ft_mkdir(f->tree.fd, path);
+		if (depth == 3)
+			list_pid(f->tree.fd, path, shallow);
+		else if (depth == MG_KILL_WALK_DEPTH + 1)
+			list_pid(f->tree.fd, path, deep);
+	}
+	ft_capture_begin(&cap);
+	int r = mg_act_kill(f->tree.fd, &rec, NULL);
+	char *err = ft_capture_end(&cap);
+	assert_int_equal(r, 1); /* the shallow one's pidfd only */
+	ft_assert_contains(err, "at least 1 process killed");
+	ft_assert_contains(err, "cgroup.kill took the rest");
+	free(err);
+	char *kill = ft_read(f->tree.fd, TASK "/cgroup.kill", NULL);
+	assert_string_equal(kill, "1");
+	free(kill);
+
+	static const struct {
+		unsigned depth;
+		size_t cgroups;
+		bool want;
+	} cases[] = {
+	        {0, 0, true},     {MG_KILL_WALK_DEPTH, 0, true},       {MG_KILL_WALK_DEPTH + 1, 0, false},
+	        {9000, 0, false}, {1, MG_KILL_WALK_CGROUPS - 1, true}, {1, MG_KILL_WALK_CGROUPS, false},
+	};
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++)
+		assert_int_equal(mg_act_walk_within(cases[i].depth, cases[i].cgroups), cases[i].want);
+}
+
 static void kill_freeze_fallback(void **state)
 {
 	struct fixture *f = *state;
@@ -798,6 +844,7 @@ int main(void)
 	        T(log_json_long_path),
 	        T(kill_dry_run),
 	        T(kill_with_cgroup_kill),
+	        T(kill_walk_is_bounded),
 	        T(kill_freeze_fallback),
 	        T(kill_gone_or_not_a_cgroup),
 	        T(kill_counts_on_old_kernels),

@@ -1706,24 +1706,38 @@ static void outside_victim_table(void **state)
 		size_t n;
 		long want;
 	} cases[] = {
-	        {"none", {{0, 0, 0, false}}, 0, -1},
+	        {"none", {{0, 0, 0, false, false}}, 0, -1},
 	        {"the highest oom_score",
-	         {{100, 0, 10 * MiB, false}, {900, 0, 5 * MiB, false}, {300, 0, 50 * MiB, false}},
+	         {{100, 0, 10 * MiB, false, false},
+	          {900, 0, 5 * MiB, false, false},
+	          {300, 0, 50 * MiB, false, false}},
 	         3,
 	         1},
 	        {"a tie goes to the largest",
-	         {{500, 0, 10 * MiB, false}, {500, 0, 30 * MiB, false}, {500, 0, 20 * MiB, false}},
+	         {{500, 0, 10 * MiB, false, false},
+	          {500, 0, 30 * MiB, false, false},
+	          {500, 0, 20 * MiB, false, false}},
 	         3,
 	         1},
 	        {"oom_score_adj -1000 is never killed",
-	         {{900, -1000, 500 * MiB, false}, {10, 0, MiB, false}},
+	         {{900, -1000, 500 * MiB, false, false}, {10, 0, MiB, false, false}},
 	         2,
 	         1},
-	        {"protected is never killed", {{900, 0, 500 * MiB, true}, {10, 0, MiB, false}}, 2, 1},
-	        {"-999 may be", {{2, -999, 500 * MiB, false}}, 1, 0},
-	        {"only exempt ones", {{900, -1000, 500 * MiB, false}, {800, 0, 400 * MiB, true}}, 2, -1},
+	        {"protected is never killed",
+	         {{900, 0, 500 * MiB, true, false}, {10, 0, MiB, false, false}},
+	         2,
+	         1},
+	        {"-999 may be", {{2, -999, 500 * MiB, false, false}}, 1, 0},
+	        {"only exempt ones",
+	         {{900, -1000, 500 * MiB, false, false}, {800, 0, 400 * MiB, true, false}},
+	         2,
+	         -1},
+	        {"init and kernel threads are never killed",
+	         {{900, 0, 500 * MiB, false, true}, {10, 0, MiB, false, false}},
+	         2,
+	         1},
 	        {"a raised score cannot hide a bigger one",
-	         {{1000, 1000, MiB, false}, {600, 0, 600 * MiB, false}},
+	         {{1000, 1000, MiB, false, false}, {600, 0, 600 * MiB, false, false}},
 	         2,
 	         0},
 	};
@@ -1732,6 +1746,55 @@ static void outside_victim_table(void **state)
 		print_message("case: %s\n", cases[i].what);
 		assert_int_equal(mg_policy_outside_victim(cases[i].p, cases[i].n), cases[i].want);
 	}
+}
+
+/* The root cgroup's own memory (issue 36, hole 8): what the node uses less
+ * what its children hold, at most what its own processes map. */
+static void root_own_table(void **state)
+{
+	static const struct {
+		const char *what;
+		struct mg_meminfo mem;
+		uint64_t children, procs_rss, want;
+	} cases[] = {
+	        {"a hog in the root",
+	         {.mem_total = GiB, .mem_free = 40 * MiB, .has_free = true},
+	         300 * MiB,
+	         600 * MiB,
+	         600 * MiB},
+	        {"kernel memory is no process's",
+	         {.mem_total = GiB, .mem_free = 500 * MiB, .has_free = true},
+	         300 * MiB,
+	         8 * MiB,
+	         8 * MiB},
+	        {"processes map more than the node has left over (shared pages)",
+	         {.mem_total = GiB, .mem_free = 500 * MiB, .has_free = true},
+	         300 * MiB,
+	         900 * MiB,
+	         GiB - 800 * MiB},
+	        {"children read at another moment: never below 0",
+	         {.mem_total = GiB, .mem_free = 500 * MiB, .has_free = true},
+	         700 * MiB,
+	         100 * MiB,
+	         0},
+	        {"without MemFree, MemAvailable",
+	         {.mem_total = GiB, .mem_available = 100 * MiB},
+	         300 * MiB,
+	         GiB,
+	         GiB - 400 * MiB},
+	        {"no processes", {.mem_total = GiB, .mem_free = 10 * MiB, .has_free = true}, 0, 0, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		print_message("case: %s\n", cases[i].what);
+		assert_true(mg_policy_root_own(&cases[i].mem, cases[i].children, cases[i].procs_rss) ==
+		            cases[i].want);
+	}
+	assert_true(mg_policy_init_or_kernel(1, 0));
+	assert_true(mg_policy_init_or_kernel(2, 0));
+	assert_true(mg_policy_init_or_kernel(57, 2));
+	assert_false(mg_policy_init_or_kernel(57, 1));
+	assert_false(mg_policy_init_or_kernel(3000, 2999));
 }
 
 static void unguarded_table(void **state)
@@ -2000,6 +2063,106 @@ static void decide_four_elastic_tasks(void **state)
 	ft_assert_contains(d.why, "MemAvailable 50MiB");
 }
 
+/* --- mg_policy_split_shares --- */
+
+#define ALICE 1001
+#define BOB 1002
+
+static struct mg_guarded owned(uid_t owner, uint64_t current, uint64_t share, uint64_t hint)
+{
+	struct mg_guarded g = task(current, share, 0);
+
+	g.owner = owner;
+	g.hint = hint;
+	return g;
+}
+
+struct split_case {
+	const char *what;
+	uint64_t mem_total;
+	size_t n;
+	struct mg_guarded g[MAX_G];
+	uint64_t want[MAX_G]; /* the shares after */
+};
+
+static void split_shares_table(void **state)
+{
+	const uint64_t gives = 64 * GiB - 64 * MiB; /* MemTotal less available_min */
+	struct mg_guarded empty = owned(ALICE, 0, 0, 0);
+
+	empty.populated = false;
+	const struct split_case cases[] = {
+	        {"a forged huge hint is lowered to the split of two owners",
+	         64 * GiB,
+	         2,
+	         {owned(ALICE, 40 * GiB, 0, UINT64_MAX), owned(BOB, 2 * GiB, 4 * GiB, 0)},
+	         {gives / 2, 4 * GiB}},
+	        {"a hint lowers the split",
+	         64 * GiB,
+	         2,
+	         {owned(ALICE, GiB, 0, GiB), owned(BOB, 2 * GiB, 4 * GiB, 0)},
+	         {GiB, 4 * GiB}},
+	        {"one owner's many cgroups shrink only their own split",
+	         64 * GiB,
+	         4,
+	         {owned(ALICE, GiB, 0, 0), owned(ALICE, GiB, 0, 0), owned(ALICE, GiB, 0, 0),
+	          owned(BOB, GiB, 0, 0)},
+	         {gives / 2 / 3, gives / 2 / 3, gives / 2 / 3, gives / 2}},
+	        {"root's runs count as one owner",
+	         64 * GiB,
+	         3,
+	         {owned(0, GiB, 4 * GiB, 0), owned(0, GiB, 4 * GiB, 0), owned(ALICE, GiB, 0, 0)},
+	         {4 * GiB, 4 * GiB, gives / 2}},
+	        {"an empty cgroup counts for no owner",
+	         64 * GiB,
+	         2,
+	         {owned(ALICE, GiB, 0, 0), empty},
+	         {gives, gives}},
+	        {"alone: the whole node", 64 * GiB, 1, {owned(ALICE, GiB, 0, UINT64_MAX)}, {gives}},
+	        {"a node that gives nothing: unknown",
+	         32 * MiB,
+	         2,
+	         {owned(ALICE, GiB, 0, UINT64_MAX), owned(BOB, GiB, 4 * GiB, 0)},
+	         {0, 4 * GiB}},
+	};
+	struct mg_policy p = policy();
+	uid_t scratch[2 * MAX_G];
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_guarded g[MAX_G];
+		memcpy(g, cases[i].g, sizeof(g));
+		for (int pass = 0; pass < 2; pass++) { /* a second pass changes nothing */
+			mg_policy_split_shares(&p, cases[i].mem_total, g, cases[i].n, scratch);
+			for (size_t k = 0; k < cases[i].n; k++) {
+				if (g[k].share != cases[i].want[k])
+					print_error("case %zu (%s), cgroup %zu: share %" PRIu64
+					            ", want %" PRIu64 "\n",
+					            i, cases[i].what, k, g[k].share, cases[i].want[k]);
+				assert_true(g[k].share == cases[i].want[k]);
+				assert_true(g[k].split == (cases[i].g[k].share == 0));
+			}
+		}
+	}
+}
+
+/* The issue's numbers through the decision: before, the forged share made
+ * alice's 40 GiB 0 % and bob's 2 GiB of 4 GiB the victim. */
+static void decide_forged_share_victim(void **state)
+{
+	struct mg_policy p = policy();
+	struct mg_node_state node = short_node();
+	struct mg_guarded g[2] = {owned(BOB, 2 * GiB, 4 * GiB, 0), owned(ALICE, 40 * GiB, 0, UINT64_MAX)};
+	uid_t scratch[4];
+	struct mg_decision dec;
+
+	node.mem.mem_total = 64 * GiB;
+	mg_policy_split_shares(&p, node.mem.mem_total, g, 2, scratch);
+	decide(&p, &node, g, 2, &dec);
+	assert_int_equal(dec.verdict, MG_VERDICT_KILL);
+	assert_int_equal(dec.victim, 1);
+	ft_assert_contains(dec.why, "even split");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2027,6 +2190,9 @@ int main(void)
 	        cmocka_unit_test(decide_unfence_only_when_not_short),
 	        cmocka_unit_test(fall_rate_table),
 	        cmocka_unit_test(fall_rate_start_table),
+	        cmocka_unit_test(split_shares_table),
+	        cmocka_unit_test(root_own_table),
+	        cmocka_unit_test(decide_forged_share_victim),
 	        cmocka_unit_test(fall_rate_spans),
 	        cmocka_unit_test(decide_widen_names_measured_rate),
 	        cmocka_unit_test(poll_interval_table),

@@ -461,8 +461,9 @@ static void read_share_table(void **state)
 	         "2147483648\n", 0, 2 * GiB},
 	        {"a hint lowers the trusted share", "1073741824", "536870912", NULL, 0, NULL, 0, 512 * MiB},
 	        {"a hint lowers root's memory.max", NULL, "536870912", "1073741824\n", 0, NULL, 0, 512 * MiB},
-	        {"a hint alone stands (it can only hurt its owner)", NULL, "536870912", NULL, 0, NULL, 0,
-	         512 * MiB},
+	        {"a hint alone is no share", NULL, "536870912", NULL, 0, NULL, 0, 0},
+	        {"a forged huge hint alone is no share", NULL, "18446744073709551615", "max\n", 0, NULL, 0,
+	         0},
 	        {"garbage hint counts as none", NULL, "lots", "1073741824\n", 0, NULL, 0, GiB},
 	        {"a zero hint counts as none", "1073741824", "0", NULL, 0, NULL, 0, GiB},
 	        {"user-owned memory.max is ignored", NULL, NULL, "1073741824\n", USER, NULL, 0, 0},
@@ -474,8 +475,8 @@ static void read_share_table(void **state)
 	        {"tightest of root-owned limits", NULL, NULL, "4294967296\n", 0, "2147483648\n", 0, 2 * GiB},
 	        {"tightest of root-owned limits, the task's", NULL, NULL, "1073741824\n", 0, "2147483648\n",
 	         0, GiB},
-	        {"user hint under a user-owned limit: the hint", NULL, "536870912", "1073741824\n", USER,
-	         NULL, 0, 512 * MiB},
+	        {"user hint under a user-owned limit: no share", NULL, "536870912", "1073741824\n", USER,
+	         NULL, 0, 0},
 	};
 	struct fake_tree *t = *state;
 
@@ -504,6 +505,48 @@ static void read_share_table(void **state)
 		assert_int_equal(r, 0);
 		assert_true(e.snap.share == c->share);
 	}
+}
+
+/* Issue 36's fake tree: alice's run has no limit above it and she wrote her
+ * own share, 2^64 - 1, on her task at 40 GiB; bob's task holds 2 GiB of
+ * the 4 GiB his root-owned job limit gives. What the daemon reads and
+ * decides from that tree must name alice's task, not bob's. */
+static void forged_share_on_unlimited_run(void **state)
+{
+	struct fake_tree *t = *state;
+	struct mg_scope_entry e[2] = {{.path = "jobs/alice/task"}, {.path = "jobs/bob/task"}};
+	struct mg_guarded g[2];
+	uid_t scratch[4];
+	struct mg_policy p = {.available_min = 256 * MiB, .available_pressure = GiB, .full_avg10_max = 1000};
+	struct mg_node_state node = {.mem = {.mem_total = 64 * GiB, .mem_available = 128 * MiB}};
+	struct mg_decision dec;
+
+	ft_write(t->fd, "jobs/alice/memory.max", "max\n");
+	ft_write(t->fd, "jobs/alice/task/memory.current", "42949672960\n");
+	ft_write(t->fd, "jobs/alice/task/memory.max", "max\n");
+	ft_write(t->fd, "jobs/alice/task/cgroup.events", "populated 1\n");
+	ft_chown(t->fd, "jobs/alice/task", USER);
+	ft_chown(t->fd, "jobs/alice/task/memory.max", USER);
+	ft_set_xattr(t->fd, "jobs/alice/task", MG_XATTR_SHARE_HINT, "18446744073709551615");
+	ft_write(t->fd, "jobs/bob/memory.max", "4294967296\n");
+	ft_write(t->fd, "jobs/bob/task/memory.current", "2147483648\n");
+	ft_write(t->fd, "jobs/bob/task/memory.max", "max\n");
+	ft_write(t->fd, "jobs/bob/task/cgroup.events", "populated 1\n");
+	ft_chown(t->fd, "jobs/bob/task", USER + 1);
+	ft_chown(t->fd, "jobs/bob/task/memory.max", USER + 1);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(mg_scope_read(t->fd, &e[i], SEC), 0);
+		g[i] = e[i].snap;
+	}
+	assert_true(g[0].share == 0 && g[0].hint == UINT64_MAX && g[0].owner == USER);
+	assert_true(g[1].share == 4 * GiB && g[1].owner == USER + 1);
+	mg_policy_split_shares(&p, node.mem.mem_total, g, 2, scratch);
+	/* Two owners: half of what the node gives above available_min. */
+	assert_true(g[0].split && g[0].share == (64 * GiB - 256 * MiB) / 2);
+	assert_true(!g[1].split && g[1].share == 4 * GiB);
+	mg_policy_decide(&p, &node, g, 2, &dec);
+	assert_int_equal(dec.verdict, MG_VERDICT_KILL);
+	assert_int_equal(dec.victim, 0);
 }
 
 /* The names are the contract: a user may set only the hint. */
@@ -919,6 +962,7 @@ int main(void)
 	        T(admit_many_owners),
 	        TX(read_basic),
 	        TX(read_share_table),
+	        TX(forged_share_on_unlimited_run),
 	        T(share_xattr_names),
 	        TX(read_growth),
 	        TX(read_errors),
