@@ -15,31 +15,8 @@ command -v pypy3 >/dev/null || fail "pypy3 is not installed (scripts/deps.sh tes
 seconds=12
 churn=$top/tests/programs/churn.py
 
-# MemAvailable counts only part of the page cache a run leaves behind, and
-# the budget follows MemAvailable: start each part from the same clean state.
-drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-
-# The live set follows the share the guest gives (MemAvailable moves by tens
-# of MiB between boots): three quarters of the PYPY_GC_MAX memguard derives.
-drop_caches
-"$memguard" -n 4 --dry-run --explain -- pypy3 "$churn" 2>"$work/explain"
-cap=$(sed -n 's/.*PYPY_GC_MAX=\([0-9]*\)MB.*/\1/p' "$work/explain")
-[ -n "$cap" ] || { cat "$work/explain"; fail "no PYPY_GC_MAX in memguard --explain"; }
-live=$((cap * 3 / 4))
-available=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
-
 # One copy, PyPy's defaults, in a cgroup of its own without a limit.
-cg=$cgroot/memguard-itest-pypy
-rmdir "$cg" 2>/dev/null || true
-mkdir "$cg"
-sh -c 'echo $$ >'"$cg"'/cgroup.procs; exec pypy3 '"$churn $live $seconds"' 1' >/dev/null ||
-	fail "pypy3 churn.py failed on its own"
-alone=$(cat "$cg/memory.peak")
-rmdir "$cg"
-note "PYPY_GC_MAX=${cap}MB, so $live MiB live; one copy with PyPy's default GC peaked at $((alone >> 20)) MiB," \
-	"four at $((4 * alone >> 20)) MiB against MemAvailable $((available >> 20)) MiB"
-[ $((4 * alone)) -gt "$available" ] ||
-	fail "four unguarded copies ($((4 * alone >> 20)) MiB) fit in MemAvailable: the test no longer shows anything"
+pypy_lazy_stage memguard-itest-pypy
 
 drop_caches
 set +e

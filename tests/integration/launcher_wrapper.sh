@@ -18,8 +18,6 @@ for p in pypy3 go node java; do
 	command -v $p >/dev/null || fail "$p is not installed (scripts/deps.sh test installs it)"
 done
 
-drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-
 # run1 NAME MEMGUARD-ARGS... -- COMMAND...: one memguard run whose stdout,
 # stderr and report are $work/NAME.out, .err and .json.
 run1() {
@@ -40,25 +38,8 @@ chmod +x "$work/run_one.sh"
 # --- 1. The lazy-GC scenario behind sh -c -----------------------------------
 churn=$top/tests/programs/churn.py
 seconds=12
-drop_caches
 # The cap pypy3 given directly would get at this share.
-"$memguard" -n 4 --dry-run --explain -- pypy3 "$churn" 2>"$work/explain"
-cap=$(sed -n 's/.*PYPY_GC_MAX=\([0-9]*\)MB.*/\1/p' "$work/explain")
-[ -n "$cap" ] || { cat "$work/explain"; fail "no PYPY_GC_MAX in memguard --explain for pypy3"; }
-live=$((cap * 3 / 4))
-available=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
-
-cg=$cgroot/memguard-itest-wrapper
-rmdir "$cg" 2>/dev/null || true
-mkdir "$cg"
-sh -c 'echo $$ >'"$cg"'/cgroup.procs; exec pypy3 '"$churn $live $seconds"' 1' >/dev/null ||
-	fail "pypy3 churn.py failed on its own"
-alone=$(cat "$cg/memory.peak")
-rmdir "$cg"
-note "PYPY_GC_MAX=${cap}MB, so $live MiB live; one copy with PyPy's default GC peaked at $((alone >> 20)) MiB," \
-	"four at $((4 * alone >> 20)) MiB against MemAvailable $((available >> 20)) MiB"
-[ $((4 * alone)) -gt "$available" ] ||
-	fail "four unguarded copies ($((4 * alone >> 20)) MiB) fit in MemAvailable: the test no longer shows anything"
+pypy_lazy_stage memguard-itest-wrapper
 
 drop_caches
 set +e

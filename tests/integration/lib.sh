@@ -77,3 +77,35 @@ alive() {
 }
 
 require_cgroup2
+
+# MemAvailable counts only part of the page cache a run leaves behind, and
+# the budget follows MemAvailable: the PyPy tests start each part from the
+# same clean state.
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+# pypy_lazy_stage NAME: the lazy-GC scenario's sizes for this guest, for four
+# pypy3 tasks running $churn for $seconds: cap (the PYPY_GC_MAX memguard
+# derives), live (three quarters of it: the live set follows the share the
+# guest gives, and MemAvailable moves by tens of MiB between boots) and alone
+# (one copy's peak under PyPy's default GC, in a cgroup NAME of its own
+# without a limit). Fails when four unguarded copies would fit in
+# MemAvailable: the scenario would then show nothing.
+pypy_lazy_stage() {
+	local cg=$cgroot/$1 available
+	drop_caches
+	"$memguard" -n 4 --dry-run --explain -- pypy3 "$churn" 2>"$work/explain"
+	cap=$(sed -n 's/.*PYPY_GC_MAX=\([0-9]*\)MB.*/\1/p' "$work/explain")
+	[ -n "$cap" ] || { cat "$work/explain"; fail "no PYPY_GC_MAX in memguard --explain for pypy3"; }
+	live=$((cap * 3 / 4))
+	available=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
+	rmdir "$cg" 2>/dev/null || true
+	mkdir "$cg"
+	sh -c 'echo $$ >'"$cg"'/cgroup.procs; exec pypy3 '"$churn $live $seconds"' 1' >/dev/null ||
+		fail "pypy3 churn.py failed on its own"
+	alone=$(cat "$cg/memory.peak")
+	rmdir "$cg"
+	note "PYPY_GC_MAX=${cap}MB, so $live MiB live; one copy with PyPy's default GC peaked at $((alone >> 20)) MiB," \
+		"four at $((4 * alone >> 20)) MiB against MemAvailable $((available >> 20)) MiB"
+	[ $((4 * alone)) -gt "$available" ] ||
+		fail "four unguarded copies ($((4 * alone >> 20)) MiB) fit in MemAvailable: the test no longer shows anything"
+}
