@@ -39,7 +39,7 @@ for i in 1 2; do
 	as bob job7 "$memguard" -n 1 --report "$share/b$i.json" -- "$memhog" -H 3000 200 \
 		>"$work/b$i.out" 2>"$work/b$i.err" &
 done
-wait_for 30 placed_tasks 2 || { cat "$work"/b?.err "$work/daemon.log"; fail "bob's two runs were not both placed"; }
+# Their reports say where each ran: one may be stopped before the other's task starts.
 wait_for 30 test -s "$share/b1.json" -a -s "$share/b2.json" ||
 	{ cat "$work"/b?.err "$work/daemon.log"; fail "bob's runs did not end"; }
 cat "$work/b1.err" "$work/b2.err"

@@ -45,7 +45,7 @@ run_dirs() {
 }
 placed_runs() { run_dirs | wc -l; }
 no_placed_runs() { [ "$(placed_runs)" -eq 0 ]; }
-placed_tasks() { [ "$(run_dirs | while read -r r; do find "$r" -mindepth 1 -maxdepth 1 -type d -name 'task-*'; done | wc -l)" -eq "$1" ]; }
+placed_tasks() { [ "$(run_dirs | while read -r r; do find "$r" -mindepth 1 -maxdepth 1 -type d -name 'task-*' 2>/dev/null; done | wc -l)" -eq "$1" ]; }
 no_procs_of() { ! pgrep -u "$1" >/dev/null; }
 # The job's removal as the batch system does it, which fails while anything of a run is left inside.
 remove_job() { find "$cgroot/$1" -depth -type d -exec rmdir {} + 2>/dev/null; [ ! -e "$cgroot/$1" ]; }

@@ -13,7 +13,8 @@
 #    and relays it, the report is written, and nothing of the job (process or cgroup) is left;
 # 6. two memguard at once in one job: both placed inside the job, under its one limit;
 # 7. the job's memory: a run holding 250 MiB and a plain process growing beside it in a 300 MiB job
-#    hold at most the job's limit together (the kernel stops one of them in Slurm's cgroup);
+#    hold at most the job's limit together (the kernel stops one of them in Slurm's cgroup), and
+#    another user's job on the node at the same time, within its own limit, loses nothing;
 # 8. the job's CPUs and devices: in a job given 1 CPU and no GPU (the test's "GPU" is /dev/full), every
 #    task of the run sees that CPU only and cannot open the device;
 # 9. srun memguard inside a batch job, a memguardd restart, then scancel: nothing of the run is left;
@@ -295,8 +296,16 @@ cat >"$work/memory.sh" <<-'EOF'
 	echo "plain process: exit $?"
 	wait
 EOF
+# Meanwhile another user's job holds 120 MiB within its own 200 MiB: it must lose nothing.
+id -u mgother >/dev/null 2>&1 || useradd -m -s /bin/bash mgother
+cat >"$work/other.sh" <<-'EOF'
+	#!/bin/bash
+	exec memguard -n 1 --report "$HOME/r7-other.json" -- memhog -H 15000 120
+EOF
+other=$(slurm_user=mgother slurm_submit "$work/other.sh" --mem=200M)
+slurm_wait_state "$other" RUNNING
 id=$(slurm_submit "$work/memory.sh" --mem=300M)
-note "[${SECONDS}s] job $id: a 250 MiB run and a 250 MiB plain process in a 300 MiB job"
+note "[${SECONDS}s] job $id: a 250 MiB run and a 250 MiB plain process in a 300 MiB job (job $other of mgother beside it)"
 slurm_wait_state "$id" RUNNING
 max=0
 while [ "$(slurm_field "$id" JobState)" = RUNNING ]; do
@@ -319,6 +328,10 @@ grep -q "plain process: exit 0" "$out" || stopped="$stopped${stopped:+ and }the 
 [ -n "$stopped" ] || slurm_fail "job $id: 500 MiB in a 300 MiB job, and nothing was stopped"
 note "[${SECONDS}s] job $id: stopped at the job's limit: $stopped; Slurm: $(slurm_field "$id" JobState)"
 slurm_assert_gone "$id"
+slurm_wait_end "$other"
+report_read "$(getent passwd mgother | cut -d: -f6)/r7-other.json"
+slurm_assert_eq "$r_statuses" 0 "job $other: the other user's task, within its job"
+slurm_assert_eq "$(slurm_field "$other" JobState)" COMPLETED "job $other state (scontrol)"
 
 # ---- 8. the job's CPUs -------------------------------------------------------------------------
 cat >"$work/cpus.sh" <<-'EOF'
