@@ -5,7 +5,7 @@
 # user.memguard.share of 2^64-1, a user.memguard.throttled set in advance,
 # memory.max "max", and a process named sshd beside their runaway. When
 # memory runs short memguardd must fence and kill the attacker's task, judged
-# by the limit root set on their job, and leave the victim's alone.
+# by the limit that root set on their job, and leave the victim's alone.
 . "$(dirname "$0")/lib.sh"
 enable_root_controllers
 . "$(dirname "$0")/daemon_lib.sh"
