@@ -598,10 +598,14 @@ static int adopt_old(int fd, const char *name, void *userdata)
 	const struct adopt_scan *as = userdata;
 	char path[MG_RUN_PATH_MAX];
 
-	if (strncmp(name, as->prefix, strlen(as->prefix)) == 0) {
-		snprintf(path, sizeof(path), "%s/%s", as->parent, name);
-		adopt(as->runs, fd, path, "", "");
-	}
+	if (strncmp(name, as->prefix, strlen(as->prefix)) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", as->parent, name);
+	/* A run below the root is in the registry too: adopted once. */
+	for (size_t i = 0; i < MG_RUNS_MAX; i++)
+		if (as->runs->run[i] && strcmp(as->runs->run[i]->path, path) == 0)
+			return 0;
+	adopt(as->runs, fd, path, "", "");
 	return 0;
 }
 
