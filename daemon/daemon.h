@@ -20,6 +20,10 @@
 #define MAX_GUARDED MG_SCOPE_MAX
 /* New cgroups are seen through inotify; this rescan is only a safety net. */
 #define RESCAN_USEC (60 * 1000000ull)
+/* The guard list's events (inotify) and the rescans they bring: users cause
+ * them, so they run below the pressure sources (priority 0), as the
+ * placement service does. */
+#define GUARD_EVENT_PRIORITY 10
 /* Timer slack: the poll interval is at least 100 ms. */
 #define TIMER_ACCURACY_USEC 10000ull
 /* Placed runs one ordinary user may have at once. */
@@ -47,6 +51,7 @@ struct daemon {
 	char mount[4096];
 	sd_event *event;
 	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
+	sd_event_source *event_rescan_timer; /* a rescan events asked for, held back */
 	int inotify_fd;
 	int fence_fd; /* inotify on the fenced cgroups' memory.events */
 	sd_event_source *fence_src;
@@ -54,9 +59,10 @@ struct daemon {
 	struct watched *w; /* grown by watch_slot() */
 	size_t nw, w_cap;
 	bool trigger_fired;
-	bool was_short;          /* memory was short at the last decision */
-	uint64_t rescanned_usec; /* the last guards_rescan */
-	uint64_t decision_usec;  /* what the last check cost, wake-up to verdict */
+	bool was_short;            /* memory was short at the last decision */
+	uint64_t rescanned_usec;   /* the last guards_rescan started */
+	uint64_t rescan_took_usec; /* and what it took */
+	uint64_t decision_usec;    /* what the last check cost, wake-up to verdict */
 	uint64_t last_kill_usec;
 	char last_victim[sizeof(((struct mg_scope_entry *)0)->path)]; /* killed last, until it is gone */
 	uint64_t last_victim_bytes;                                   /* what it held then */

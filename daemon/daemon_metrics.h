@@ -51,9 +51,11 @@ bool mg_metrics_due(uint64_t written_usec, uint64_t now_usec, uint64_t interval_
 struct mg_daemon_metrics {
 	uint64_t kills[MG_SHORT_COUNT], fences[MG_SHORT_COUNT], dry_run_kills[MG_SHORT_COUNT];
 	uint64_t kill_failures, unfences, widenings;
-	uint64_t start_time_sec;  /* realtime */
-	uint64_t last_freed_usec; /* decision to kill done, of the latest kill; 0: none yet */
-	uint64_t mem_available;   /* at the latest decision */
+	uint64_t rescans;          /* of the guard list, for any cause */
+	uint64_t rescan_took_usec; /* the latest */
+	uint64_t start_time_sec;   /* realtime */
+	uint64_t last_freed_usec;  /* decision to kill done, of the latest kill; 0: none yet */
+	uint64_t mem_available;    /* at the latest decision */
 	size_t guarded, fenced;
 	bool degraded;          /* a fenced cgroup's memory.events is not watched */
 	uint64_t written_usec;  /* monotonic, the last write (or attempt); 0: never */

@@ -169,6 +169,9 @@ void guards_rescan(struct daemon *d)
 	qsort(d->w, d->nw, sizeof(*d->w), watched_cmp);
 	for (size_t i = 0; i < d->nw; i++)
 		d->w[i].e.snap.path = d->w[i].e.path; /* it moved */
+	d->rescan_took_usec = mg_now_usec() - now;
+	d->metrics.rescans++;
+	d->metrics.rescan_took_usec = d->rescan_took_usec;
 }
 
 void guards_refresh(struct daemon *d)
@@ -221,14 +224,52 @@ void guards_watch_parents(struct daemon *d)
 	}
 }
 
+static int on_event_rescan(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+	int r = sd_event_source_set_enabled(d->inotify_src, SD_EVENT_ON);
+
+	if (r < 0)
+		mg_log_errno(LOG_ERR, r,
+		             "watch the guarded tree again: %m; new cgroups are guarded from the "
+		             "next periodic rescan");
+	return guards_on_inotify(d->inotify_src, d->inotify_fd, EPOLLIN, d);
+}
+
+/* Holds the rescan events ask for until at: nothing from inotify wakes
+ * memguardd until then (what comes meanwhile waits in the queue, or
+ * overflows it: the rescan reads the tree anyway). */
+static int hold_rescan(struct daemon *d, uint64_t at)
+{
+	int r;
+
+	if (!d->event_rescan_timer) {
+		r = sd_event_add_time(d->event, &d->event_rescan_timer, CLOCK_MONOTONIC, at,
+		                      TIMER_ACCURACY_USEC, on_event_rescan, d);
+		if (r >= 0)
+			r = sd_event_source_set_priority(d->event_rescan_timer, GUARD_EVENT_PRIORITY);
+	} else if ((r = sd_event_source_set_time(d->event_rescan_timer, at)) >= 0) {
+		r = sd_event_source_set_enabled(d->event_rescan_timer, SD_EVENT_ONESHOT);
+	}
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->inotify_src, SD_EVENT_OFF);
+	return r;
+}
+
 int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct daemon *d = userdata;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	uint64_t now = mg_now_usec();
+	uint64_t at = mg_policy_event_rescan_at(d->rescanned_usec, d->rescan_took_usec, now);
 
 	/* Drain; what changed does not matter, the rescan reads the tree. */
 	while (read(fd, buf, sizeof(buf)) > 0)
 		;
+	/* A user's mkdir and rmdir must not make memguardd read the tree
+	 * again and again: it waits ten times what the last rescan took. */
+	if (at > now && d->inotify_src && hold_rescan(d, at) >= 0)
+		return 0;
 	guards_watch_parents(d);
 	guards_rescan(d);
 	return 0;

@@ -175,6 +175,8 @@ static int on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *ret)
 {
 	static uid_t scratch[2 * MAX_GUARDED];
+	size_t walk_budget = MG_PROTECT_WALK_BUDGET;
+	size_t unwalked = 0;
 
 	if (memory_short && mg_policy_rescan_due(d->was_short, d->rescanned_usec, mg_now_usec()))
 		guards_rescan(d);
@@ -194,10 +196,19 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 		ret[i].others_measured = mg_fall_rate_measured(&d->w[i].others_fall);
 		if (memory_short) {
 			_cleanup_close_ int cg = mg_cg_open(d->mountfd, d->w[i].e.path);
-			ret[i].protected_ =
-			        cg < 0 || mg_scope_holds_protected(cg, d->procfd, d->cfg.protect) != 0;
+			int r = cg < 0 ? cg
+			               : mg_scope_holds_protected(cg, d->procfd, d->cfg.protect,
+			                                          &walk_budget);
+			/* A walk its owner made too long protects nothing. */
+			unwalked += r == -E2BIG;
+			ret[i].protected_ = r != 0 && r != -E2BIG;
 		}
 	}
+	if (unwalked)
+		log_debug("protect: %zu guarded cgroup%s too large to look through for protected processes "
+		          "(%d cgroups each, %d in all): not protected",
+		          unwalked, unwalked == 1 ? "" : "s", MG_PROTECT_WALK_CGROUPS,
+		          MG_PROTECT_WALK_BUDGET);
 	/* A share no root-owned record gives is the node's even split. */
 	if (memory_short)
 		mg_policy_split_shares(&d->policy, d->mem.mem_total, ret, d->nw, scratch);
@@ -754,6 +765,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if ((r = sd_event_add_io(d.event, &d.inotify_src, d.inotify_fd, EPOLLIN, guards_on_inotify, &d)) <
 	            0 ||
+	    (r = sd_event_source_set_priority(d.inotify_src, GUARD_EVENT_PRIORITY)) < 0 ||
 	    (r = sd_event_add_io(d.event, &d.fence_src, d.fence_fd, EPOLLIN, guards_on_fence_event, &d)) <
 	            0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_reload, &d)) < 0 ||
@@ -799,6 +811,7 @@ int main(int argc, char **argv)
 	sd_event_source_unref(d.poll_timer);
 	sd_event_source_unref(d.rescan_timer);
 	sd_event_source_unref(d.inotify_src);
+	sd_event_source_unref(d.event_rescan_timer);
 	sd_event_source_unref(d.fence_src);
 	close(d.inotify_fd);
 	close(d.fence_fd);

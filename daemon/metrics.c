@@ -140,6 +140,12 @@ void mg_daemon_metrics_format(const struct mg_daemon_metrics *m, struct mg_metri
 	                  "pushed against them while MemAvailable was not below available_min (or, once for "
 	                  "the victim's fence never raised, above half of it).");
 	mg_metrics_sample_u64(out, "memguardd_fence_widenings_total", NULL, m->widenings);
+	mg_metrics_family(out, "memguardd_guard_rescans_total", "counter",
+	                  "Times the guard list was read again from the guard globs and the placed runs "
+	                  "(new cgroups, memory short, or the periodic rescan).");
+	mg_metrics_sample_u64(out, "memguardd_guard_rescans_total", NULL, m->rescans);
+	mg_metrics_family(out, "memguardd_guard_rescan_seconds", "gauge", "What the latest rescan took.");
+	mg_metrics_sample(out, "memguardd_guard_rescan_seconds", NULL, (double)m->rescan_took_usec / 1e6);
 	if (m->last_freed_usec) {
 		mg_metrics_family(out, "memguardd_last_kill_seconds", "gauge",
 		                  "Time from the decision to the latest kill carried out, its memory "

@@ -346,6 +346,19 @@ bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t no
 	       now_usec - last_rescan_usec >= MG_RESCAN_SHORT_USEC;
 }
 
+uint64_t mg_policy_event_rescan_at(uint64_t last_rescan_usec, uint64_t last_took_usec, uint64_t now_usec)
+{
+	uint64_t gap = last_took_usec > MG_RESCAN_EVENT_GAP_MAX_USEC / 10 ? MG_RESCAN_EVENT_GAP_MAX_USEC
+	                                                                  : 10 * last_took_usec;
+
+	if (gap < MG_RESCAN_EVENT_GAP_USEC)
+		gap = MG_RESCAN_EVENT_GAP_USEC;
+	/* Never, or the clock went back: now. */
+	if (last_rescan_usec == 0 || now_usec < last_rescan_usec || now_usec - last_rescan_usec >= gap)
+		return now_usec;
+	return last_rescan_usec + gap;
+}
+
 const char *mg_verdict_name(enum mg_verdict v)
 {
 	/* clang-format off */

@@ -126,6 +126,20 @@ enum mg_verdict {
  * MG_RESCAN_SHORT_USEC old. Keeps a decision linear in the guarded cgroups. */
 bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t now_usec);
 
+/* A rescan that events cause (inotify on the directories guarded cgroups
+ * appear in, which the users who own them can fill with mkdir and rmdir)
+ * comes MG_RESCAN_EVENT_GAP_USEC after the last rescan at the soonest, and
+ * takes a tenth of the time at most: after a rescan that took t, the next
+ * waits 10 t, up to MG_RESCAN_EVENT_GAP_MAX_USEC. */
+#define MG_RESCAN_EVENT_GAP_USEC 250000ull
+#define MG_RESCAN_EVENT_GAP_MAX_USEC 5000000ull
+
+/* When a rescan that events ask for may run: now, or later (the caller
+ * waits for that time, and the events meanwhile ask for nothing more).
+ * last_rescan_usec is when the last rescan (for any cause) started, 0 for
+ * never; last_took_usec what it took. */
+uint64_t mg_policy_event_rescan_at(uint64_t last_rescan_usec, uint64_t last_took_usec, uint64_t now_usec);
+
 /* "calm", "kill", ...: for logs. */
 const char *mg_verdict_name(enum mg_verdict v);
 

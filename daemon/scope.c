@@ -67,6 +67,13 @@ static int list_settle(struct mg_scope_list *l)
 	return (int)kept;
 }
 
+static bool same_dir(const char *a, const char *b)
+{
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+
+	return sa && sb && sa - a == sb - b && memcmp(a, b, (size_t)(sa - a)) == 0;
+}
+
 int mg_scope_expand(const char *mount, const char *globs, struct mg_scope_list *ret)
 {
 	char pattern[1024], word[512];
@@ -83,10 +90,16 @@ int mg_scope_expand(const char *mount, const char *globs, struct mg_scope_list *
 			word[len] = '\0';
 			snprintf(pattern, sizeof(pattern), "%s/%s", mount, word + strspn(word, "/"));
 			int r = glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
+			size_t from_dir = 0;
 			if (r == GLOB_NOSPACE)
 				return -ENOMEM;
 			for (size_t i = 0; r == 0 && i < g.gl_pathc; i++) {
 				const char *rel = g.gl_pathv[i] + mlen + 1;
+				/* Unsorted, glob lists one directory's matches together. */
+				from_dir = i > 0 && same_dir(g.gl_pathv[i - 1], g.gl_pathv[i]) ? from_dir + 1
+				                                                               : 1;
+				if (from_dir > MG_SCOPE_MAX_PER_DIR)
+					continue;
 				/* glob's ONLYDIR is a hint: keep only real cgroups. */
 				char probe[1100];
 				snprintf(probe, sizeof(probe), "%s/cgroup.procs", g.gl_pathv[i]);
@@ -108,6 +121,7 @@ int mg_scope_expand(const char *mount, const char *globs, struct mg_scope_list *
 struct child_scan {
 	struct mg_scope_list *list;
 	const char *parent;
+	size_t taken;
 	int r;
 };
 
@@ -117,9 +131,12 @@ static int add_child(int fd, const char *name, void *userdata)
 	char path[sizeof(((struct mg_scope_entry *)0)->path)];
 
 	(void)fd;
+	if (cs->taken == MG_SCOPE_MAX_PER_DIR)
+		return 1; /* the rest stays unguarded */
 	if (snprintf(path, sizeof(path), "%s/%s", cs->parent, name) < (int)sizeof(path) &&
 	    (cs->r = list_add(cs->list, path)) < 0)
 		return cs->r;
+	cs->taken++;
 	return 0;
 }
 
@@ -465,6 +482,7 @@ struct protect_scan {
 	int procfd;
 	const struct mg_protect *protect;
 	unsigned depth; /* of the cgroup being looked at, below the guarded one */
+	size_t left;    /* cgroups this walk may still read */
 };
 
 bool mg_scope_pid_protected(int procfd, const struct mg_protect *protect, pid_t pid)
@@ -495,9 +513,13 @@ static int pid_is_protected(pid_t pid, void *userdata)
 static int subtree_is_protected(int cgfd, const char *name, void *userdata)
 {
 	struct protect_scan *ps = userdata;
-	int r = mg_cg_for_each_pid(cgfd, pid_is_protected, userdata);
+	int r;
 
 	(void)name;
+	if (ps->left == 0)
+		return -E2BIG;
+	ps->left--;
+	r = mg_cg_for_each_pid(cgfd, pid_is_protected, userdata);
 	/* A walk that fails counts as protected, so what the cgroup's owner can
 	 * make fail below it must not: a threaded child has no cgroup.procs (its
 	 * threaded root lists the processes), one removed meanwhile holds none,
@@ -514,12 +536,19 @@ static int subtree_is_protected(int cgfd, const char *name, void *userdata)
 	return r;
 }
 
-int mg_scope_holds_protected(int cgfd, int procfd, const char *protect)
+int mg_scope_holds_protected(int cgfd, int procfd, const char *protect, size_t *budget)
 {
 	struct protect_scan ps = {.procfd = procfd, .protect = mg_scope_protect(protect, NULL)};
 	bool any = false;
+	int r;
 
 	for (size_t i = 0; i < ps.protect->n && !any; i++)
 		any = ps.protect->e[i].kind == MG_PROTECT_EXE;
-	return any ? subtree_is_protected(cgfd, ".", &ps) : 0;
+	if (!any)
+		return 0;
+	ps.left = *budget < MG_PROTECT_WALK_CGROUPS ? *budget : MG_PROTECT_WALK_CGROUPS;
+	size_t granted = ps.left;
+	r = subtree_is_protected(cgfd, ".", &ps);
+	*budget -= granted - ps.left;
+	return r;
 }

@@ -33,14 +33,22 @@ struct mg_scope_list {
 
 void mg_scope_list_free(struct mg_scope_list *l);
 
+/* Children taken from one directory at most, by a glob or a placed run:
+ * the user who owns it can fill it, and as many are never guarded for one
+ * user (MG_SCOPE_MAX_PER_OWNER). What is past it stays unguarded, and the
+ * rule for what is outside the guard weighs it. */
+#define MG_SCOPE_MAX_PER_DIR 1024
+
 /* Expands the space-separated globs (relative to mount) into the cgroups
- * they match, sorted by path, each once. The list is emptied first.
+ * they match, sorted by path, each once, MG_SCOPE_MAX_PER_DIR from a
+ * directory at most. The list is emptied first.
  * Returns the count, or -errno (-ENOMEM only). */
 int mg_scope_expand(const char *mount, const char *globs, struct mg_scope_list *ret);
 
 /* Adds the child cgroups of each of parents (below the mount; the placed
- * runs, wherever their callers were) to the list, keeping it sorted and
- * each once. Returns the count, or -errno (-ENOMEM only). */
+ * runs, wherever their callers were), MG_SCOPE_MAX_PER_DIR of each at most,
+ * to the list, keeping it sorted and each once. Returns the count, or
+ * -errno (-ENOMEM only). */
 int mg_scope_add_children(int mountfd, const char *const *parents, size_t n, struct mg_scope_list *ret);
 
 /* Fills in owner, populated and has_memory of c from mountfd/c->path.
@@ -139,11 +147,18 @@ bool mg_scope_pid_protected(int procfd, const struct mg_protect *protect, pid_t 
  * its owner can nest cgroups without end, and only root can move another
  * user's process into them. */
 #define MG_PROTECT_WALK_DEPTH 16
+/* How many cgroups one walk reads at most, and all walks of one decision
+ * together: the owner can also make children without end, side by side. */
+#define MG_PROTECT_WALK_CGROUPS 1024
+#define MG_PROTECT_WALK_BUDGET (16 * MG_PROTECT_WALK_CGROUPS)
 
 /* 1 when a process in the cgroup subtree (MG_PROTECT_WALK_DEPTH deep) runs a
  * protected executable as its uid (protect being the protect list of
  * memguard.conf), 0 when none, -errno. Threaded cgroups below it, and those
  * removed meanwhile, are passed over rather than failing the walk: a caller
  * that counts a failed walk as protected must not let the owner fail it.
- * procfd is an fd for /proc. */
-int mg_scope_holds_protected(int cgfd, int procfd, const char *protect);
+ * Each cgroup read takes one from *budget; -E2BIG when the walk found none
+ * within MG_PROTECT_WALK_CGROUPS cgroups or the budget: the owner can make
+ * any walk that long, so the caller must count it as not protected. procfd
+ * is an fd for /proc. */
+int mg_scope_holds_protected(int cgfd, int procfd, const char *protect, size_t *budget);

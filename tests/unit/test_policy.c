@@ -1908,6 +1908,33 @@ static void rescan_due_table(void **state)
 		                 cases[i].want);
 }
 
+static void event_rescan_at_table(void **state)
+{
+	static const uint64_t MS = SEC / 1000;
+	static const struct {
+		uint64_t last, took, now, want;
+	} cases[] = {
+	        {0, 0, 5 * SEC, 5 * SEC}, /* never rescanned: now */
+	        {5 * SEC, 2 * MS, 5 * SEC + 1 * MS,
+	         5 * SEC + 250 * MS}, /* a burst right after one: 250 ms on */
+	        {5 * SEC, 2 * MS, 5 * SEC + 249 * MS, 5 * SEC + 250 * MS},
+	        {5 * SEC, 2 * MS, 5 * SEC + 250 * MS, 5 * SEC + 250 * MS},  /* due: now */
+	        {5 * SEC, 2 * MS, 9 * SEC, 9 * SEC},                        /* long calm: now */
+	        {5 * SEC, 40 * MS, 5 * SEC + 300 * MS, 5 * SEC + 400 * MS}, /* a slow one: ten times it */
+	        {5 * SEC, 274 * MS, 6 * SEC, 5 * SEC + 2740 * MS},          /* 20,000 children measured */
+	        {5 * SEC, 3 * SEC, 6 * SEC, 10 * SEC},                      /* capped at 5 s */
+	        {5 * SEC, UINT64_MAX, 6 * SEC, 10 * SEC},                   /* no overflow */
+	        {6 * SEC, 2 * MS, 5 * SEC, 5 * SEC},                        /* clock went back: now */
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		uint64_t got = mg_policy_event_rescan_at(cases[i].last, cases[i].took, cases[i].now);
+		if (got != cases[i].want)
+			print_error("case %zu: %" PRIu64 ", want %" PRIu64 "\n", i, got, cases[i].want);
+		assert_true(got == cases[i].want);
+	}
+}
+
 static void from_config_defaults(void **state)
 {
 	struct mg_config cfg;
@@ -2207,6 +2234,7 @@ int main(void)
 	        cmocka_unit_test(blame_due_table),
 	        cmocka_unit_test(fence_pushed_table),
 	        cmocka_unit_test(rescan_due_table),
+	        cmocka_unit_test(event_rescan_at_table),
 	        cmocka_unit_test(from_config_defaults),
 	        cmocka_unit_test(from_config_table),
 	};

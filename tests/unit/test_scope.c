@@ -88,6 +88,37 @@ static void expand_launcher_layout(void **state)
 	mg_scope_list_free(&l);
 }
 
+/* A user can fill their own run with children: MG_SCOPE_MAX_PER_DIR of one
+ * directory are taken, by the globs and from a placed run, and another
+ * directory's all the same. */
+static void expand_caps_each_directory(void **state)
+{
+	struct fake_tree *t = *state;
+	struct mg_scope_list l = {0};
+	char path[64];
+
+	for (unsigned i = 0; i < MG_SCOPE_MAX_PER_DIR + 200; i++) {
+		snprintf(path, sizeof(path), "memguard/run-1/c%u/cgroup.procs", i);
+		ft_write(t->fd, path, "");
+	}
+	ft_write(t->fd, "memguard/run-2/task-0/cgroup.procs", "");
+	ft_write(t->fd, "memguard/run-2/task-1/cgroup.procs", "");
+	assert_int_equal(mg_scope_expand(t->path, "memguard/*/*", &l), MG_SCOPE_MAX_PER_DIR + 2);
+	size_t other = 0;
+	for (size_t i = 0; i < l.n; i++)
+		other += strncmp(l.c[i].path, "memguard/run-2/", 15) == 0;
+	assert_int_equal(other, 2);
+
+	/* The same two directories as placed runs. */
+	static const char *const runs[] = {"memguard/run-1", "memguard/run-2"};
+	int mountfd = ft_open_dir(t->fd, ".");
+	mg_scope_list_free(&l);
+	l = (struct mg_scope_list){0};
+	assert_int_equal(mg_scope_add_children(mountfd, runs, 2, &l), MG_SCOPE_MAX_PER_DIR + 2);
+	close(mountfd);
+	mg_scope_list_free(&l);
+}
+
 struct expand_case {
 	const char *globs;
 	size_t n;
@@ -779,6 +810,14 @@ static void protect_cache(void **state)
 
 /* --- mg_scope_holds_protected --- */
 
+/* One walk with the whole budget of a decision. */
+static int holds_protected(int fd, int proc, const char *protect)
+{
+	size_t budget = MG_PROTECT_WALK_BUDGET;
+
+	return mg_scope_holds_protected(fd, proc, protect, &budget);
+}
+
 /* A fake /proc/PID: status with Name and Uid (real, effective, saved, fs),
  * exe a symlink (NULL: none, as for a kernel thread). */
 static void fake_pid(int fd, int pid, const char *name, const char *uids, const char *exe)
@@ -852,7 +891,7 @@ static void holds_protected_table(void **state)
 		ft_write(cg->fd, "task/sub/deeper/cgroup.procs", c->grandchild_procs);
 		ft_write(cg->fd, "task/other/cgroup.procs", "101\n");
 		int fd = ft_open_dir(cg->fd, "task");
-		int r = mg_scope_holds_protected(fd, proc, c->protect);
+		int r = holds_protected(fd, proc, c->protect);
 		close(fd);
 		if (r != c->expect)
 			print_error("case %zu (%s): %d, want %d\n", i, c->what, r, c->expect);
@@ -891,23 +930,61 @@ static void holds_protected_walk_failures(void **state)
 	ft_write(cg->fd, "task/cgroup.procs", "301\n");
 	ft_mkdir(cg->fd, "task/threaded");
 	int fd = ft_open_dir(cg->fd, "task");
-	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 0);
+	assert_int_equal(holds_protected(fd, proc, "/usr/sbin/sshd"), 0);
 	ft_write(cg->fd, "task/threaded/inner/cgroup.procs", "302\n");
-	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 1);
+	assert_int_equal(holds_protected(fd, proc, "/usr/sbin/sshd"), 1);
 	close(fd);
 	/* The guarded cgroup itself gone: an error, as before (no victim). */
 	ft_mkdir(cg->fd, "gone");
 	fd = ft_open_dir(cg->fd, "gone");
-	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), -ENOENT);
+	assert_int_equal(holds_protected(fd, proc, "/usr/sbin/sshd"), -ENOENT);
 	close(fd);
 
 	/* Within MG_PROTECT_WALK_DEPTH root's sshd is found; below it the walk
 	 * stops looking, without an error. */
 	nest(cg->fd, MG_PROTECT_WALK_DEPTH);
 	fd = ft_open_dir(cg->fd, "deep");
-	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 1);
+	assert_int_equal(holds_protected(fd, proc, "/usr/sbin/sshd"), 1);
 	nest(cg->fd, MG_PROTECT_WALK_DEPTH + 1);
-	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd"), 0);
+	assert_int_equal(holds_protected(fd, proc, "/usr/sbin/sshd"), 0);
+	close(fd);
+	close(proc);
+}
+
+/* The owner can also make children side by side without end: a walk reads
+ * MG_PROTECT_WALK_CGROUPS at most and then says so (-E2BIG, which memguardd
+ * counts as not protected), and all walks of a decision share one budget. */
+static void holds_protected_walk_breadth(void **state)
+{
+	struct fake_tree *cg = *state;
+	char path[64];
+
+	fake_pid(cg->fd, 301, "hog", "1000\t1000\t1000\t1000", "/home/u/hog");
+	fake_pid(cg->fd, 302, "sshd", "0\t0\t0\t0", "/usr/sbin/sshd");
+	int proc = ft_open_dir(cg->fd, "proc");
+	ft_write(cg->fd, "wide/cgroup.procs", "301\n");
+	for (unsigned i = 0; i < MG_PROTECT_WALK_CGROUPS; i++) {
+		snprintf(path, sizeof(path), "wide/c%u/cgroup.procs", i);
+		ft_write(cg->fd, path, "");
+	}
+	int fd = ft_open_dir(cg->fd, "wide");
+	size_t budget = MG_PROTECT_WALK_BUDGET;
+	/* The guarded cgroup and its children: one more than a walk reads. */
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd", &budget), -E2BIG);
+	assert_int_equal(budget, MG_PROTECT_WALK_BUDGET - MG_PROTECT_WALK_CGROUPS);
+	/* Found before the bound, it counts. */
+	ft_write(cg->fd, "wide/cgroup.procs", "301\n302\n");
+	budget = MG_PROTECT_WALK_BUDGET;
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd", &budget), 1);
+	assert_int_equal(budget, MG_PROTECT_WALK_BUDGET - 1);
+	/* A budget spent by the walks before: this one reads only what is left. */
+	ft_write(cg->fd, "wide/cgroup.procs", "301\n");
+	budget = 10;
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd", &budget), -E2BIG);
+	assert_int_equal(budget, 0);
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "/usr/sbin/sshd", &budget), -E2BIG);
+	/* Without an executable in the list there is nothing to walk. */
+	assert_int_equal(mg_scope_holds_protected(fd, proc, "ssh.service", &budget), 0);
 	close(fd);
 	close(proc);
 }
@@ -939,9 +1016,9 @@ static void holds_protected_default_list(void **state)
 	ft_write(cg->fd, "task/a/b/cgroup.procs", "2001\n");
 	int proc = ft_open_dir(cg->fd, "proc");
 	int fd = ft_open_dir(cg->fd, "task");
-	int clean = mg_scope_holds_protected(fd, proc, cfg.protect);
+	int clean = holds_protected(fd, proc, cfg.protect);
 	ft_write(cg->fd, "task/a/b/cgroup.procs", "2001\n2003\n");
-	int dirty = mg_scope_holds_protected(fd, proc, cfg.protect);
+	int dirty = holds_protected(fd, proc, cfg.protect);
 	close(fd);
 	close(proc);
 	assert_int_equal(clean, 0);
@@ -956,6 +1033,7 @@ int main(void)
 	        T(expand_launcher_layout),
 	        T(expand_several_globs),
 	        T(expand_no_match),
+	        T(expand_caps_each_directory),
 	        T(expand_overlapping_globs),
 	        T(probe_reads_owner_and_state),
 	        T(admit_table),
@@ -971,6 +1049,7 @@ int main(void)
 	        T(protect_match_exe_table),
 	        T(protect_cache),
 	        T(holds_protected_table),
+	        T(holds_protected_walk_breadth),
 	        T(holds_protected_default_list),
 	        T(holds_protected_walk_failures),
 	};
