@@ -17,7 +17,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_daemon "$(printf 'protect =\n[task]\nkill_grace = 2s')"
+# place_daemon_conf: more [daemon] lines, set before this file is sourced.
+start_daemon "$(printf 'protect =\n%s\n[task]\nkill_grace = 2s' "${place_daemon_conf:-}")"
 for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.05; done
 [ -S "$socket" ] || { cat "$work/daemon.log"; fail "no placement socket at $socket"; }
 
