@@ -17,19 +17,36 @@ bool mg_place_job_id_valid(const char *s)
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-[]") == len;
 }
 
-int mg_place_parse_request(char *line, const char **ret_job_hint)
+int mg_place_parse_request(char *line, const char **ret_job_hint, uint64_t *ret_budget)
 {
+	char *word, *save = NULL;
+
 	line[strcspn(line, "\r\n")] = '\0';
 	*ret_job_hint = NULL;
-	if (strcmp(line, "place") == 0)
-		return 0;
-	if (strncmp(line, "place job=", strlen("place job=")) != 0)
+	*ret_budget = 0;
+	if (strncmp(line, "place", 5) != 0 || (line[5] != '\0' && line[5] != ' '))
 		return -EINVAL;
-	const char *id = line + strlen("place job=");
-	if (!mg_place_job_id_valid(id))
-		return -EINVAL;
-	*ret_job_hint = id;
+	for (word = strtok_r(line + 5, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
+		if (strncmp(word, "job=", 4) == 0 && !*ret_job_hint && mg_place_job_id_valid(word + 4))
+			*ret_job_hint = word + 4;
+		else if (strncmp(word, "budget=", 7) == 0 && !*ret_budget &&
+		         mg_parse_u64(word + 7, ret_budget) == 0 && *ret_budget > 0)
+			continue;
+		else
+			return -EINVAL;
+	}
 	return 0;
+}
+
+uint64_t mg_place_caller_limit(uint64_t limit, uint64_t taken)
+{
+	uint64_t least = limit / 100 * MG_PLACE_CALLER_PERCENT;
+
+	if (limit == MG_SIZE_UNLIMITED || taken == 0)
+		return MG_SIZE_UNLIMITED;
+	if (least < MG_PLACE_CALLER_MIN)
+		least = MG_PLACE_CALLER_MIN;
+	return taken < limit && limit - taken > least ? limit - taken : least;
 }
 
 /* The caller's job cgroup, or -1: the hinted one if it is the caller's, else

@@ -116,11 +116,28 @@ long mg_place_chain_paths(const char *path, char (*paths)[MG_PLACE_PATH_MAX], si
 bool mg_place_job_id_valid(const char *s);
 
 /* Request and reply lines of the placement protocol (one line each way):
- *   client: "place\n" or "place job=<id>\n"
+ *   client: "place[ job=<id>][ budget=<bytes>]\n"
  *   server: "ok job <cgroup>\n"                    moved into <cgroup>/job
  *           "ok run <cgroup> <limit|max> <from>\n" moved into <cgroup>/supervisor
  *           "err <reason>\n"
  * <cgroup> is below the mount; <from> is the cgroup that set the limit, or
- * "-". mg_place_parse_request returns 0 and the hint (NULL when none, else a
- * pointer into line), or -EINVAL. */
-int mg_place_parse_request(char *line, const char **ret_job_hint);
+ * "-". <budget> is what the run will hand its tasks in all (the launcher's
+ * word: it decides only how much of the job the caller's own cgroup keeps,
+ * mg_place_caller_limit). mg_place_parse_request returns 0, the hint (NULL
+ * when none, else a pointer into line) and the budget (0 when none), or
+ * -EINVAL. */
+int mg_place_parse_request(char *line, const char **ret_job_hint, uint64_t *ret_budget);
+
+/* The least a caller's cgroup keeps beside its runs: the job script's
+ * shell and memguard's first process, and a twentieth of the job (what
+ * the script starts beside the run: a Dask scheduler, a monitor). */
+#define MG_PLACE_CALLER_MIN (16ull << 20)
+#define MG_PLACE_CALLER_PERCENT 5
+
+/* What the caller's own cgroup may hold while runs beside it take taken in
+ * all out of the job's limit (the smallest memory.max above both): the
+ * rest, and MG_PLACE_CALLER_PERCENT of the limit and MG_PLACE_CALLER_MIN at
+ * least, so that when the job's own processes grow, the kernel stops them
+ * there rather than the runs' tasks at the job's limit. MG_SIZE_UNLIMITED
+ * when there is no limit or nothing taken. */
+uint64_t mg_place_caller_limit(uint64_t limit, uint64_t taken);

@@ -47,6 +47,7 @@ struct run {
 	pid_t pid;
 	int pidfd; /* the launcher's; -1 once it is gone */
 	uint64_t start;
+	uint64_t taken, limit; /* out of the job's limit, for the caller's cgroup (keep_caller) */
 	unsigned remove_tries;
 	bool starting;      /* done not called yet */
 	bool abandoned;     /* failed to start: its cgroup is killed and removed (run_abandon) */
@@ -103,11 +104,67 @@ static struct run *run_new(struct mg_runs *runs)
 	return NULL;
 }
 
+/* The runs beside the cgroup at tether that take a part of the job's limit. */
+static bool takes_from(const struct run *run, const char *tether)
+{
+	return run && !run->abandoned && run->taken && run->limit != MG_SIZE_UNLIMITED &&
+	       strcmp(run->tether, tether) == 0;
+}
+
+bool mg_runs_keep_caller(const struct mg_runs *runs, const char *path)
+{
+	for (size_t i = 0; i < MG_RUNS_MAX; i++)
+		if (takes_from(runs->run[i], path))
+			return true;
+	return false;
+}
+
+/* The caller's cgroup at tether keeps what the runs beside it leave of the
+ * job's limit: when the job's own processes grow, the kernel stops them
+ * there, not a run's task at the job's limit. "max" again once no run takes
+ * any (the caller's own limit was none: memguardd refuses callers with one). */
+static void keep_caller(struct mg_runs *runs, const char *tether)
+{
+	uint64_t taken = 0, limit = MG_SIZE_UNLIMITED;
+	char err[256] = "", a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN];
+
+	for (size_t i = 0; i < MG_RUNS_MAX; i++) {
+		const struct run *run = runs->run[i];
+		if (!takes_from(run, tether))
+			continue;
+		taken = run->taken > UINT64_MAX - taken ? UINT64_MAX : taken + run->taken;
+		limit = run->limit < limit ? run->limit : limit;
+	}
+	uint64_t keep = mg_place_caller_limit(limit, taken);
+	_cleanup_close_ int cg = mg_cg_open(runs->mountfd, tether);
+	int r = cg < 0 ? cg : mg_cg_write_size(cg, tether, "memory.max", keep, err, sizeof(err));
+	if (r == -ENOENT)
+		return; /* the job is over */
+	/* For the launcher of another run from there: the job's limit is above. */
+	if (r >= 0 && (r = keep == MG_SIZE_UNLIMITED ? mg_contract_clear_keeps(cg)
+	                                             : mg_contract_set_keeps(cg, keep)) < 0)
+		snprintf(err, sizeof(err), "its record %s", MG_XATTR_KEEPS);
+	if (r < 0)
+		mg_log_errno(LOG_WARNING, r,
+		             "keep the job's own processes in %s within what its runs leave: %s%s%m", tether,
+		             err, err[0] ? ": " : "");
+	else if (keep != MG_SIZE_UNLIMITED)
+		log_info("cgroup %s keeps %s for the job's own processes: the runs beside it take %s of %s",
+		         tether, mg_size_format(keep, a), mg_size_format(taken, b), mg_size_format(limit, c));
+	else
+		log_info("cgroup %s: no run beside it takes a part of the job any more (memory.max max)",
+		         tether);
+}
+
 static void run_free(struct run *run)
 {
+	bool took = takes_from(run, run->tether);
+
 	for (size_t i = 0; i < MG_RUNS_MAX; i++)
 		if (run->runs->run[i] == run)
 			run->runs->run[i] = NULL;
+	if (took)
+		keep_caller(run->runs, run->tether);
 	if (run->starting && run->done)
 		run->done(run->userdata, -ECANCELED, NULL);
 	if (run->name[0] && run->runs->registryfd >= 0)
@@ -531,6 +588,11 @@ int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, co
 		run_free(run);
 		return r;
 	}
+	/* Only a run beside its caller, inside a job with a limit, takes a part of it. */
+	if (spec->parent[0] && spec->tether[0] && spec->limit != MG_SIZE_UNLIMITED) {
+		run->taken = spec->taken;
+		run->limit = spec->limit;
+	}
 	const char *what;
 	if ((r = finish(run, &what)) < 0) {
 		mg_log_errno(LOG_ERR, r, "placed run %s for pid %d of uid %u failed to start: %s: %m",
@@ -538,6 +600,12 @@ int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, co
 		done(userdata, r, NULL);
 		run_abandon(run);
 		return 0;
+	}
+	if (run->taken) {
+		_cleanup_close_ int cg = mg_cg_open(runs->mountfd, run->path);
+		if ((r = cg < 0 ? cg : mg_contract_set_taken(cg, run->taken, run->limit)) < 0)
+			record_failed(run, "taken", r);
+		keep_caller(runs, run->tether);
 	}
 	done(userdata, 0, run->path);
 	run_watch(run);
@@ -580,11 +648,16 @@ static void adopt(struct mg_runs *runs, int fd, const char *path, const char *te
 		snprintf(run->tether, sizeof(run->tether), "%s", tether);
 	else
 		(void)mg_contract_get_tether(fd, run->tether, sizeof(run->tether));
+	if (run->tether[0] && mg_contract_get_taken(fd, &run->taken, &run->limit) < 0)
+		run->taken = 0;
 	log_info("placed run %s: adopted (launcher %s)", run->path, run->pidfd >= 0 ? "running" : "gone");
-	if (run->pidfd < 0)
+	if (run->pidfd < 0) {
 		on_launcher_exit(NULL, -1, 0, run);
-	else
+	} else {
 		run_watch(run);
+		if (takes_from(run, run->tether))
+			keep_caller(runs, run->tether);
+	}
 }
 
 struct adopt_scan {

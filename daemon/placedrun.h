@@ -39,6 +39,12 @@ unsigned mg_runs_of_uid(const struct mg_runs *runs, uid_t uid);
  * ret, valid until the runs change. Returns how many. */
 size_t mg_runs_paths(const struct mg_runs *runs, const char **ret, size_t max);
 
+/* Whether memguardd set the memory.max of the cgroup at path (below the
+ * mount): a run beside it takes a part of the job's limit, and the caller's
+ * cgroup keeps the rest (mg_place_caller_limit). Such a limit is memguardd's,
+ * not the caller's own. */
+bool mg_runs_keep_caller(const struct mg_runs *runs, const char *path);
+
 /* Called once per mg_runs_create: r < 0 when the run could not be made,
  * else path is the run's cgroup below the mount. */
 typedef void (*mg_run_done_t)(void *userdata, int r, const char *path);
@@ -48,6 +54,8 @@ struct mg_run_spec {
 	uint64_t start;     /* the caller's start time, for adoption */
 	const char *parent; /* the cgroup the run goes in, below the mount; "" for the root's runs */
 	const char *tether; /* the cgroup the run ends with (the caller's), below the mount; "" for none */
+	uint64_t taken;     /* what the run hands its tasks in all (the launcher's word), 0 if not said */
+	uint64_t limit;     /* the job's limit above the run and its tether, MG_SIZE_UNLIMITED if none */
 };
 
 /* Makes a run for the caller (pinned by pidfd, which is taken) as spec says,

@@ -45,9 +45,10 @@ struct conn {
 	struct {
 		struct mg_place_verdict v;
 		char limit_from[MG_PLACE_PATH_MAX];
-	} pending;     /* while a run is made for it */
-	bool awaiting; /* handed to the runs: they call on_run_made once */
-	bool handling; /* inside on_conn_io, which frees it afterwards */
+		uint64_t taken; /* the budget the launcher said the run hands out */
+	} pending;              /* while a run is made for it */
+	bool awaiting;          /* handed to the runs: they call on_run_made once */
+	bool handling;          /* inside on_conn_io, which frees it afterwards */
 };
 
 struct mg_placesvc {
@@ -118,8 +119,9 @@ static void reply(struct conn *c, const char *fmt, ...)
 /* The first limit file set on the cgroup itself, or "": what a run beside
  * it would escape. Protections (memory.min, memory.low) are not limits, and
  * pids.max, which systemd sets on every unit, the run takes with it
- * (placedrun.c). */
-static const char *own_limit(int cgfd)
+ * (placedrun.c); memory.max is not looked at when memguardd set it, for the
+ * runs beside the cgroup already (mg_runs_keep_caller). */
+static const char *own_limit(int cgfd, bool memory_max_ours)
 {
 	static const struct {
 		const char *file, *unset; /* unset: the file's value when nothing is set */
@@ -128,7 +130,7 @@ static const char *own_limit(int cgfd)
 	              {"io.max", ""}};
 	char buf[256];
 
-	for (size_t i = 0; i < MG_ARRAY_SIZE(limits); i++) {
+	for (size_t i = memory_max_ours ? 1 : 0; i < MG_ARRAY_SIZE(limits); i++) {
 		ssize_t n = mg_read_small_at(cgfd, limits[i].file, buf, sizeof(buf));
 		if (n == -ENOENT)
 			continue;
@@ -162,10 +164,11 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_P
 			return fd;
 		/* No memory.max (its parent gives it no memory controller) is no
 		 * limit; a limit that cannot be read is no reason to drop it. */
-		if ((r = mg_cg_read_u64(fd, "memory.max", &max)) < 0 && r != -ENOENT)
+		bool ours = i == 0 && mg_runs_keep_caller(s->runs, paths[i]);
+		if (!ours && (r = mg_cg_read_u64(fd, "memory.max", &max)) < 0 && r != -ENOENT)
 			return r;
 		chain[i] = (struct mg_place_origin){
-		        .path = paths[i], .limit = max, .own_limit = i == 0 ? own_limit(fd) : ""};
+		        .path = paths[i], .limit = max, .own_limit = i == 0 ? own_limit(fd, ours) : ""};
 	}
 	*ret_n = (size_t)n;
 	return 0;
@@ -234,6 +237,8 @@ static void place_in_run(struct conn *c, const struct mg_place_verdict *v,
 	                           .start = start,
 	                           .parent = v->parent >= 0 ? chain[v->parent].path : "",
 	                           .tether = n > 0 ? chain[0].path : "",
+	                           .taken = c->pending.taken,
+	                           .limit = v->limit,
 	                   },
 	                   on_run_made, c);
 	if (r < 0) {
@@ -280,8 +285,8 @@ static void handle(struct conn *c)
 	size_t n = 0;
 	int r;
 
-	if (mg_place_parse_request(c->buf, &req.job_hint) < 0)
-		return reply(c, "err bad request: expected \"place\" or \"place job=ID\"");
+	if (mg_place_parse_request(c->buf, &req.job_hint, &c->pending.taken) < 0)
+		return reply(c, "err bad request: expected \"place[ job=ID][ budget=BYTES]\"");
 	_cleanup_close_ int pidfd = pin_peer(s, &c->cred, &start);
 	if (pidfd < 0)
 		return reply(c, "err cannot identify the caller (pid %d): %s", (int)c->cred.pid,

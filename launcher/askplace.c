@@ -70,8 +70,8 @@ bad:
 	return -EBADMSG;
 }
 
-int mg_place_ask(const char *socket_path, const char *job_hint, int timeout_ms, struct mg_place_answer *ret,
-                 char *why, size_t whysize)
+int mg_place_ask(const char *socket_path, const char *job_hint, uint64_t budget, int timeout_ms,
+                 struct mg_place_answer *ret, char *why, size_t whysize)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char request[96], line[1400];
@@ -91,8 +91,10 @@ int mg_place_ask(const char *socket_path, const char *job_hint, int timeout_ms, 
 	}
 	/* The job id only chooses among the caller's own job cgroups; the daemon checks it. */
 	bool hint = job_hint && *job_hint && strlen(job_hint) <= 64 && !strpbrk(job_hint, " \n/");
-	int len =
-	        snprintf(request, sizeof(request), hint ? "place job=%s\n" : "place\n", hint ? job_hint : "");
+	int len = snprintf(request, sizeof(request), "place%s%s", hint ? " job=" : "", hint ? job_hint : "");
+	if (budget && budget != MG_SIZE_UNLIMITED)
+		len += snprintf(request + len, sizeof(request) - (size_t)len, " budget=%" PRIu64, budget);
+	len += snprintf(request + len, sizeof(request) - (size_t)len, "\n");
 	if (send(fd, request, (size_t)len, MSG_NOSIGNAL) != len) {
 		snprintf(why, whysize, "memguardd's placement service at %s: %s", socket_path,
 		         strerror(errno));

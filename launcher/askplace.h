@@ -24,7 +24,9 @@ struct mg_place_answer {
 int mg_place_parse_reply(const char *line, struct mg_place_answer *ret, char *why, size_t whysize);
 
 /* Connects to socket_path, sends "place" (with job=ID when job_hint is a
- * valid id), waits at most timeout_ms for the reply. Returns 0, or -errno
- * with a one-line reason in why (the caller then runs degraded). */
-int mg_place_ask(const char *socket_path, const char *job_hint, int timeout_ms, struct mg_place_answer *ret,
-                 char *why, size_t whysize);
+ * valid id, and budget=BYTES when budget is neither 0 nor unlimited: what
+ * the run hands out, which decides what the caller's cgroup keeps of the
+ * job), waits at most timeout_ms for the reply. Returns 0, or -errno with a
+ * one-line reason in why (the caller then runs degraded). */
+int mg_place_ask(const char *socket_path, const char *job_hint, uint64_t budget, int timeout_ms,
+                 struct mg_place_answer *ret, char *why, size_t whysize);

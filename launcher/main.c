@@ -12,6 +12,7 @@
 
 #include "budget.h"
 #include "memguard/cgroup.h"
+#include "memguard/contract.h"
 #include "memguard/config.h"
 #include "memguard/locate.h"
 #include "memguard/log.h"
@@ -82,6 +83,15 @@ static void find_cgroup_limit(int procfd, const struct mg_cgroup_mount *m, struc
 	                : mg_proc_cgroup_v1_parse(text, "memory", &self)) < 0)
 		return;
 	mountfd = mg_cg_open(AT_FDCWD, m->path);
+	/* A memory.max memguardd set for the runs beside us is the rest of the
+	 * job's: this run's budget comes from the job's limit above it. */
+	if (m->unified && mountfd >= 0) {
+		_cleanup_close_ int own = mg_cg_open(mountfd, self + strspn(self, "/"));
+		uint64_t kept;
+		char *slash = strrchr(self, '/');
+		if (own >= 0 && mg_contract_get_keeps(own, &kept) == 0 && slash && slash != self)
+			*slash = '\0';
+	}
 	if (mountfd < 0 ||
 	    mg_cg_ancestor_limit(mountfd, self, m->unified ? "memory.max" : "memory.limit_in_bytes", &limit,
 	                         &at) < 0 ||
@@ -233,6 +243,8 @@ static int plan_budget(struct launch *l)
  * degraded. */
 static int place_run(struct launch *l)
 {
+	/* Told to memguardd, which holds the job's own processes to the rest. */
+	l->placement.budget = l->opt.share_job ? 0 : l->budget.usable;
 	if (l->opt.no_cgroups)
 		snprintf(l->why, sizeof(l->why), "--no-cgroups");
 	else if (l->mount.path)

@@ -31,6 +31,7 @@ enum {
 	OPT_ELASTIC,
 	OPT_STRICT,
 	OPT_METRICS,
+	OPT_SHARE_JOB,
 };
 
 static const struct option long_options[] = {
@@ -47,6 +48,7 @@ static const struct option long_options[] = {
         {"strict", no_argument, NULL, OPT_STRICT},
         {"require-cgroups", no_argument, NULL, OPT_REQUIRE_CGROUPS},
         {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
+        {"share-job", no_argument, NULL, OPT_SHARE_JOB},
         {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"report", required_argument, NULL, OPT_REPORT},
@@ -84,6 +86,8 @@ void mg_options_usage(void *out)
 	      "                          (default when memguardd runs)\n"
 	      "      --require-cgroups   fail (exit 125) rather than run without cgroups\n"
 	      "      --no-cgroups        run degraded on purpose: rlimits, heap flags, RSS watchdog\n"
+	      "      --share-job         let the job's other processes use the run's budget too; by\n"
+	      "                          default they keep what the run leaves of the job's limit\n"
 	      "      --grace DURATION    after forwarding SIGTERM, wait this long, then kill (default 10s)\n"
 	      "      --explain           print where every number came from, then run\n"
 	      "      --dry-run           print the plan and exit\n"
@@ -180,6 +184,9 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 			break;
 		case OPT_NO_HEAP_FLAGS:
 			o.heap_flags = 0;
+			break;
+		case OPT_SHARE_JOB:
+			o.share_job = true;
 			break;
 		case OPT_RLIMIT_AS:
 			if (strcmp(optarg, "auto") == 0)

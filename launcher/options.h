@@ -32,6 +32,7 @@ struct mg_options {
 	int mode;                /* -1: config, else enum mg_share_mode */
 	bool require_cgroups;
 	bool no_cgroups; /* --no-cgroups: force degraded mode (testing, debugging) */
+	bool share_job;  /* --share-job: the job's own processes are not held to what the run leaves */
 	bool explain;
 	bool dry_run;
 	bool quiet;

@@ -128,7 +128,7 @@ static int ask_daemon(struct mg_placement *pl, const char *context, char *base, 
 	struct mg_place_answer a;
 	char answer[512], limit[MG_SIZE_STRLEN], full[2 * PATH_MAX];
 	int relay = access(socket_path, F_OK) == 0 ? mg_relay_fork() : -ENOENT;
-	int r = mg_place_ask(socket_path, getenv("PBS_JOBID"), 5000, &a, answer, sizeof(answer));
+	int r = mg_place_ask(socket_path, getenv("PBS_JOBID"), pl->budget, 5000, &a, answer, sizeof(answer));
 
 	if (r < 0 || a.kind != MG_PLACE_ANSWER_RUN) {
 		if (relay >= 0)

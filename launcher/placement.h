@@ -21,6 +21,7 @@ struct mg_placement {
 	int basefd;              /* parent of run */
 	bool placed;             /* the run is a cgroup memguardd made for us: it removes it */
 	char placed_by[640];     /* "placed by memguardd ...", or "" */
+	uint64_t budget;         /* set before setup: what the run hands out in all, for memguardd */
 };
 
 #define MG_PLACEMENT_INIT                                                                                    \

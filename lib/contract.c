@@ -145,3 +145,54 @@ int mg_contract_get_tether(int cgfd, char *buf, size_t size)
 {
 	return get_text(cgfd, MG_XATTR_TETHER, buf, size);
 }
+
+int mg_contract_set_taken(int cgfd, uint64_t taken, uint64_t limit)
+{
+	char buf[48];
+
+	if (taken == 0 || limit == 0)
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%" PRIu64 " %" PRIu64, taken, limit);
+	return set_text(cgfd, MG_XATTR_TAKEN, buf);
+}
+
+int mg_contract_get_taken(int cgfd, uint64_t *ret_taken, uint64_t *ret_limit)
+{
+	char buf[48];
+	uint64_t taken, limit;
+	int r = get_text(cgfd, MG_XATTR_TAKEN, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	char *space = strchr(buf, ' ');
+	if (!space)
+		return -ENODATA;
+	*space = '\0';
+	if (mg_parse_u64(buf, &taken) < 0 || taken == 0 || mg_parse_u64(space + 1, &limit) < 0 || limit == 0)
+		return -ENODATA;
+	*ret_taken = taken;
+	*ret_limit = limit;
+	return 0;
+}
+
+int mg_contract_set_keeps(int cgfd, uint64_t bytes)
+{
+	char buf[24];
+
+	if (bytes == 0)
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
+	return set_text(cgfd, MG_XATTR_KEEPS, buf);
+}
+
+int mg_contract_get_keeps(int cgfd, uint64_t *ret_bytes)
+{
+	return get_bytes(cgfd, MG_XATTR_KEEPS, ret_bytes);
+}
+
+int mg_contract_clear_keeps(int cgfd)
+{
+	if (fremovexattr(cgfd, MG_XATTR_KEEPS) < 0)
+		return errno == ENODATA || errno == ENOTSUP ? 0 : -errno;
+	return 0;
+}

@@ -79,7 +79,29 @@ int mg_contract_clear_fence(int cgfd);
  * run ends with, its caller's; get returns the length as
  * mg_contract_get_killed() does. */
 #define MG_XATTR_TETHER "trusted.memguard.tether"
+#define MG_XATTR_TAKEN "trusted.memguard.taken"
 int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start_time);
 int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start_time);
 int mg_contract_set_tether(int cgfd, const char *path);
 int mg_contract_get_tether(int cgfd, char *buf, size_t size);
+
+/* trusted.memguard.taken: on a placed run, "<taken> <limit>": what the run
+ * takes out of the job's limit, and that limit (bytes, both non-zero), so
+ * that a restarted memguardd knows what the caller's cgroup keeps
+ * (mg_place_caller_limit). get returns 0 with both, -ENODATA when missing
+ * or malformed, or -errno. */
+int mg_contract_set_taken(int cgfd, uint64_t taken, uint64_t limit);
+int mg_contract_get_taken(int cgfd, uint64_t *ret_taken, uint64_t *ret_limit);
+
+/* user.memguard.keeps: on a caller's cgroup whose memory.max memguardd set
+ * to what the runs beside it leave of the job (bytes, decimal), so that the
+ * launcher of another run from there reads the job's limit, not that one.
+ * user.*, as the launcher cannot read trusted.*: on a root-owned cgroup
+ * only root writes it; on a cgroup its user owns, a forged one changes only
+ * how that user's own runs size themselves, under the same limits. get
+ * returns 0 with the value, -ENODATA when none; clear returns 0 when there
+ * was none. */
+#define MG_XATTR_KEEPS "user.memguard.keeps"
+int mg_contract_set_keeps(int cgfd, uint64_t bytes);
+int mg_contract_get_keeps(int cgfd, uint64_t *ret_bytes);
+int mg_contract_clear_keeps(int cgfd);

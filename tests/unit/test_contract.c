@@ -221,6 +221,53 @@ static void tether_record(void **state)
 	close(cg);
 }
 
+/* What a placed run takes out of its job: root's word, two numbers. */
+static void taken_record(void **state)
+{
+	static const char *const garbled[] = {"", "1", "1 ", " 1", "0 5", "5 0", "x 5", "5 5x", "-1 5"};
+	struct fake_tree *t = *state;
+	int cg = ft_open_dir(t->fd, "task");
+	uint64_t taken = 1, limit = 2;
+
+	assert_string_equal(MG_XATTR_TAKEN, "trusted.memguard.taken");
+	assert_int_equal(mg_contract_get_taken(cg, &taken, &limit), -ENODATA);
+	assert_int_equal(fsetxattr(cg, "user.memguard.taken", "5 9", 3, 0), 0);
+	assert_int_equal(mg_contract_get_taken(cg, &taken, &limit), -ENODATA);
+	assert_int_equal(mg_contract_set_taken(cg, 298844160, 314572800), 0);
+	assert_int_equal(mg_contract_get_taken(cg, &taken, &limit), 0);
+	assert_true(taken == 298844160 && limit == 314572800);
+	assert_int_equal(mg_contract_set_taken(cg, 0, 5), -EINVAL);
+	assert_int_equal(mg_contract_set_taken(cg, 5, 0), -EINVAL);
+	for (size_t i = 0; i < MG_ARRAY_SIZE(garbled); i++) {
+		taken = limit = 7;
+		assert_int_equal(fsetxattr(cg, MG_XATTR_TAKEN, garbled[i], strlen(garbled[i]), 0), 0);
+		assert_int_equal(mg_contract_get_taken(cg, &taken, &limit), -ENODATA);
+		assert_true(taken == 7 && limit == 7);
+	}
+	close(cg);
+}
+
+/* What a caller's cgroup keeps beside its runs: memguardd's word, for the launcher. */
+static void keeps_record(void **state)
+{
+	struct fake_tree *t = *state;
+	int cg = ft_open_dir(t->fd, "task");
+	uint64_t keeps = 3;
+
+	assert_string_equal(MG_XATTR_KEEPS, "user.memguard.keeps");
+	assert_int_equal(mg_contract_get_keeps(cg, &keeps), -ENODATA);
+	assert_int_equal(mg_contract_clear_keeps(cg), 0);
+	assert_int_equal(mg_contract_set_keeps(cg, 0), -EINVAL);
+	assert_int_equal(mg_contract_set_keeps(cg, 16777216), 0);
+	assert_int_equal(mg_contract_get_keeps(cg, &keeps), 0);
+	assert_true(keeps == 16777216);
+	assert_int_equal(mg_contract_clear_keeps(cg), 0);
+	assert_int_equal(mg_contract_get_keeps(cg, &keeps), -ENODATA);
+	assert_int_equal(fsetxattr(cg, MG_XATTR_KEEPS, "16M", 3, 0), 0);
+	assert_int_equal(mg_contract_get_keeps(cg, &keeps), -ENODATA);
+	close(cg);
+}
+
 static void launcher_record(void **state)
 {
 	struct fake_tree *t = *state;
@@ -365,6 +412,8 @@ int main(void)
 	        T(killed_reason),
 	        T(fence_saved_high),
 	        T(tether_record),
+	        T(taken_record),
+	        T(keeps_record),
 	        T(launcher_record),
 	        cmocka_unit_test(run_stale_table),
 	        cmocka_unit_test(run_name_table),

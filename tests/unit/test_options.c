@@ -27,13 +27,19 @@ struct long_opt {
 	const char *arg; /* NULL: no argument */
 };
 static const struct long_opt all_long_options[] = {
-        {"ntasks", "4"},        {"tasks", "params.txt"},  {"mem-per-task", "1G"},  {"mem", "8G"},
-        {"reserve", "5%"},      {"runtime", "pypy"},      {"no-heap-flags", NULL}, {"rlimit-as", "auto"},
-        {"memory-high", "90%"}, {"elastic", NULL},        {"strict", NULL},        {"require-cgroups", NULL},
-        {"no-cgroups", NULL},   {"explain", NULL},        {"dry-run", NULL},       {"report", "r.json"},
-        {"config", "m.conf"},   {"cgroup-parent", "hpc"}, {"grace", "5s"},         {"quiet", NULL},
-        {"verbose", NULL},      {"help", NULL},           {"version", NULL},       {"metrics", "m.prom"},
-        {NULL, NULL}, /* keeps clang-format from packing the table */
+        {"ntasks", "4"},         {"tasks", "params.txt"},
+        {"mem-per-task", "1G"},  {"mem", "8G"},
+        {"reserve", "5%"},       {"runtime", "pypy"},
+        {"no-heap-flags", NULL}, {"rlimit-as", "auto"},
+        {"memory-high", "90%"},  {"elastic", NULL},
+        {"strict", NULL},        {"require-cgroups", NULL},
+        {"no-cgroups", NULL},    {"explain", NULL},
+        {"dry-run", NULL},       {"report", "r.json"},
+        {"config", "m.conf"},    {"cgroup-parent", "hpc"},
+        {"grace", "5s"},         {"quiet", NULL},
+        {"verbose", NULL},       {"help", NULL},
+        {"version", NULL},       {"metrics", "m.prom"},
+        {"share-job", NULL},     {NULL, NULL}, /* keeps clang-format from packing the table */
 };
 
 /* argv as the parser gets it: a mutable, NULL-terminated copy of the
@@ -144,6 +150,7 @@ static void assert_options_equal(const struct mg_options *got, const struct mg_o
 	SAME(mode);
 	SAME(require_cgroups);
 	SAME(no_cgroups);
+	SAME(share_job);
 	SAME(explain);
 	SAME(dry_run);
 	SAME(quiet);
@@ -290,6 +297,7 @@ static void every_option_table(void **state)
 	        {{"--elastic", "--strict"}, {.mode = MG_SHARE_STRICT + 1}},
 	        {{"--require-cgroups"}, {.require_cgroups = true}},
 	        {{"--no-cgroups"}, {.no_cgroups = true}},
+	        {{"--share-job"}, {.share_job = true}},
 	        {{"--explain"}, {.explain = true}},
 	        {{"--dry-run"}, {.dry_run = true, .explain = true}},
 	        {{"--report", "out.json"}, {.report_path = "out.json"}},
@@ -351,6 +359,7 @@ static void every_option_table(void **state)
 			want.mode = c->mode - 1;
 		want.require_cgroups = c->require_cgroups;
 		want.no_cgroups = c->no_cgroups;
+		want.share_job = c->share_job;
 		want.explain = c->explain;
 		want.dry_run = c->dry_run;
 		want.quiet = c->quiet;

@@ -271,33 +271,66 @@ static void test_job_id_valid(void **state)
 	        mg_place_job_id_valid("12345678901234567890123456789012345678901234567890123456789012345"));
 }
 
+static void test_caller_limit(void **state)
+{
+	static const struct {
+		uint64_t limit, taken, want;
+	} cases[] = {
+	        {MG_SIZE_UNLIMITED, 100 * MiB, MG_SIZE_UNLIMITED}, /* no limit to share */
+	        {300 * MiB, 0, MG_SIZE_UNLIMITED}, /* nothing taken: no run, or an old launcher */
+	        {300 * MiB, 285 * MiB,
+	         MG_PLACE_CALLER_MIN},             /* the launcher's 5 % reserve: 15 MiB, the floor */
+	        {300 * MiB, 200 * MiB, 100 * MiB}, /* --mem 200M: the rest */
+	        {300 * MiB, 300 * MiB, MG_PLACE_CALLER_MIN}, /* all of it: the floor */
+	        {300 * MiB, 600 * MiB, MG_PLACE_CALLER_MIN}, /* two runs, more than the job: the floor */
+	        {8 * MiB, 1 * MiB, MG_PLACE_CALLER_MIN},     /* a job smaller than the floor */
+	        {UINT64_MAX - 1, 1, UINT64_MAX - 2},         /* no overflow */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_true(mg_place_caller_limit(cases[i].limit, cases[i].taken) == cases[i].want);
+}
+
 static void test_parse_request(void **state)
 {
 	struct {
 		const char *line;
 		int ret;
 		const char *hint;
+		uint64_t budget;
 	} cases[] = {
-	        {"place\n", 0, NULL},
-	        {"place", 0, NULL},
-	        {"place\r\n", 0, NULL},
-	        {"place job=7.srv\n", 0, "7.srv"},
-	        {"place job=\n", -EINVAL, NULL},
-	        {"place job=../x\n", -EINVAL, NULL},
-	        {"place job=a b\n", -EINVAL, NULL},
-	        {"place uid=0\n", -EINVAL, NULL},
-	        {"PLACE\n", -EINVAL, NULL},
-	        {"\n", -EINVAL, NULL},
-	        {"place\nplace job=1\n", 0, NULL},
+	        {"place\n", 0, NULL, 0},
+	        {"place", 0, NULL, 0},
+	        {"place\r\n", 0, NULL, 0},
+	        {"place job=7.srv\n", 0, "7.srv", 0},
+	        {"place job=\n", -EINVAL, NULL, 0},
+	        {"place job=../x\n", -EINVAL, NULL, 0},
+	        {"place job=a b\n", -EINVAL, NULL, 0},
+	        {"place uid=0\n", -EINVAL, NULL, 0},
+	        {"PLACE\n", -EINVAL, NULL, 0},
+	        {"\n", -EINVAL, NULL, 0},
+	        {"place\nplace job=1\n", 0, NULL, 0},
+	        {"place budget=314572800\n", 0, NULL, 314572800},
+	        {"place job=7.srv budget=1048576\n", 0, "7.srv", 1048576},
+	        {"place budget=1048576 job=7.srv\n", 0, "7.srv", 1048576},
+	        {"place budget=0\n", -EINVAL, NULL, 0},
+	        {"place budget=-1\n", -EINVAL, NULL, 0},
+	        {"place budget=1 budget=2\n", -EINVAL, NULL, 0},
+	        {"place job=1 job=2\n", -EINVAL, NULL, 0},
+	        {"place budget=99999999999999999999999\n", -EINVAL, NULL, 0},
+	        {"placed\n", -EINVAL, NULL, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char buf[64];
 		const char *hint = "unset";
+		uint64_t budget = 7;
 		snprintf(buf, sizeof(buf), "%s", cases[i].line);
-		assert_int_equal(mg_place_parse_request(buf, &hint), cases[i].ret);
+		assert_int_equal(mg_place_parse_request(buf, &hint, &budget), cases[i].ret);
 		if (cases[i].ret == 0 && cases[i].hint)
 			assert_string_equal(hint, cases[i].hint);
+		if (cases[i].ret == 0)
+			assert_true(budget == cases[i].budget);
 		else if (cases[i].ret == 0)
 			assert_null(hint);
 	}
@@ -353,7 +386,7 @@ static void test_ask_without_daemon(void **state)
 	struct mg_place_answer a;
 	char why[256];
 
-	assert_true(mg_place_ask("/nonexistent/memguard/place.sock", NULL, 100, &a, why, sizeof(why)) < 0);
+	assert_true(mg_place_ask("/nonexistent/memguard/place.sock", NULL, 0, 100, &a, why, sizeof(why)) < 0);
 	assert_non_null(strstr(why, "placement service at /nonexistent/memguard/place.sock"));
 	assert_null(strchr(why, '\n'));
 }
@@ -361,10 +394,11 @@ static void test_ask_without_daemon(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_decide_table),       cmocka_unit_test(test_job_id_valid),
-	        cmocka_unit_test(test_parse_request),      cmocka_unit_test(test_parse_reply),
-	        cmocka_unit_test(test_ask_without_daemon), cmocka_unit_test(test_path_placed_table),
-	        cmocka_unit_test(test_decide_chain_cut),   cmocka_unit_test(test_chain_paths),
+	        cmocka_unit_test(test_decide_table),      cmocka_unit_test(test_job_id_valid),
+	        cmocka_unit_test(test_parse_request),     cmocka_unit_test(test_caller_limit),
+	        cmocka_unit_test(test_parse_reply),       cmocka_unit_test(test_ask_without_daemon),
+	        cmocka_unit_test(test_path_placed_table), cmocka_unit_test(test_decide_chain_cut),
+	        cmocka_unit_test(test_chain_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,8 +13,9 @@
 #    and relays it, the report is written, and nothing of the job (process or cgroup) is left;
 # 6. two memguard at once in one job: both placed inside the job, under its one limit;
 # 7. the job's memory: a run holding 250 MiB and a plain process growing beside it in a 300 MiB job
-#    hold at most the job's limit together (the kernel stops one of them in Slurm's cgroup), and
-#    another user's job on the node at the same time, within its own limit, loses nothing;
+#    hold at most the job's limit together; the one stopped is the plain process, at what the run
+#    leaves of the job in task_0, and the run's task finishes; another user's job on the node at the
+#    same time, within its own limit, loses nothing;
 # 8. the job's CPUs and devices: in a job given 1 CPU and no GPU (the test's "GPU" is /dev/full), every
 #    task of the run sees that CPU only and cannot open the device;
 # 9. srun memguard inside a batch job, a memguardd restart, then scancel: nothing of the run is left;
@@ -320,13 +321,12 @@ note "[${SECONDS}s] job $id: the user's processes held at most $((max / 1024)) M
 [ "$max" -le $(((300 + 16) * 1024)) ] ||
 	slurm_fail "job $id: the user's processes held $((max / 1024)) MiB, over 300 + 16"
 report_read "$home/r7.json"
-# One of the two was stopped at the job's limit, by the kernel in Slurm's cgroup: which one is the
-# kernel's choice among the job's processes (the largest), not memguard's.
-stopped=
-[ "$r_statuses" = 0 ] || stopped="the run's task ($r_statuses)"
-grep -q "plain process: exit 0" "$out" || stopped="$stopped${stopped:+ and }the plain process"
-[ -n "$stopped" ] || slurm_fail "job $id: 500 MiB in a 300 MiB job, and nothing was stopped"
-note "[${SECONDS}s] job $id: stopped at the job's limit: $stopped; Slurm: $(slurm_field "$id" JobState)"
+# The run took its budget out of the job: the job script's cgroup (task_0) keeps the rest, and the
+# kernel stops the plain process there, not the run's task within its share at the job's limit.
+grep -q "plain process: exit 137" "$out" ||
+	slurm_fail "job $id: the plain process beside the run was not stopped (SIGKILL) in task_0"
+slurm_assert_eq "$r_statuses" 0 "job $id: the run's task, within its share"
+note "[${SECONDS}s] job $id: the plain process was stopped in task_0, the run's task finished; Slurm: $(slurm_field "$id" JobState)"
 slurm_assert_gone "$id"
 slurm_wait_end "$other"
 report_read "$(getent passwd mgother | cut -d: -f6)/r7-other.json"
