@@ -14,6 +14,7 @@
 #include "placesvc.h"
 #include "policy.h"
 #include "scope.h"
+#include "sense.h"
 
 /* The guard list grows on demand up to this many cgroups (mg_scope_admit()
  * caps each user below it). */
@@ -50,12 +51,12 @@ struct daemon {
 	int procfd, mountfd;
 	char mount[4096];
 	sd_event *event;
-	sd_event_source *node_src, *poll_timer, *rescan_timer, *inotify_src;
+	struct mg_sense sense; /* PSI and its trigger, or their absence */
+	sd_event_source *poll_timer, *rescan_timer, *inotify_src;
 	sd_event_source *event_rescan_timer; /* a rescan events asked for, held back */
 	int inotify_fd;
 	int fence_fd; /* inotify on the fenced cgroups' memory.events */
 	sd_event_source *fence_src;
-	int node_trigger_fd;
 	struct watched *w; /* grown by watch_slot() */
 	size_t nw, w_cap;
 	bool trigger_fired;

@@ -58,6 +58,7 @@ struct mg_daemon_metrics {
 	uint64_t mem_available;    /* at the latest decision */
 	size_t guarded, fenced;
 	bool degraded;          /* a fenced cgroup's memory.events is not watched */
+	bool psi;               /* the node has PSI */
 	uint64_t written_usec;  /* monotonic, the last write (or attempt); 0: never */
 	int write_error;        /* of the last attempt, so a failure is said once */
 	struct mg_metrics text; /* kept between writes: no allocation after the first */

@@ -144,7 +144,7 @@ static int read_node(struct daemon *d, struct mg_node_state *node)
 	int r;
 
 	*node = (struct mg_node_state){.now_usec = mg_now_usec(), .last_kill_usec = d->last_kill_usec};
-	if ((r = mg_psi_read(d->procfd, "pressure/memory", &node->psi)) < 0)
+	if ((r = mg_sense_pressure(&d->sense, &node->psi)) < 0)
 		return mg_log_errno(LOG_ERR, r, "read pressure/memory: %m");
 	/* Before meminfo: what a victim seen gone gave back shows in it. */
 	node->victim_exiting = victim_exiting(d);
@@ -496,26 +496,11 @@ static int on_node_trigger(sd_event_source *src, int fd, uint32_t revents, void 
 	return daemon_evaluate(d);
 }
 
-/* Arms (or re-arms, keeping the old one on failure) the node's PSI trigger. */
+/* Arms (or re-arms, keeping the old one on failure) the node's PSI trigger, if it has PSI. */
 static int arm_node_trigger(struct daemon *d)
 {
-	sd_event_source *src = NULL;
-	int fd = mg_psi_trigger_open(d->procfd, "pressure/memory", MG_PSI_SOME, d->cfg.trigger_stall_usec,
-	                             d->cfg.trigger_window_usec);
-	int r;
-
-	if (fd < 0)
-		return fd;
-	if ((r = sd_event_add_io(d->event, &src, fd, EPOLLPRI, on_node_trigger, d)) < 0) {
-		close(fd);
-		return r;
-	}
-	sd_event_source_disable_unref(d->node_src);
-	if (d->node_trigger_fd >= 0)
-		close(d->node_trigger_fd);
-	d->node_src = src;
-	d->node_trigger_fd = fd;
-	return 0;
+	return mg_sense_arm(&d->sense, d->event, d->cfg.trigger_stall_usec, d->cfg.trigger_window_usec,
+	                    on_node_trigger, d);
 }
 
 static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
@@ -627,8 +612,12 @@ static void print_status(struct daemon *d)
 		return;
 	printf("node: MemTotal %s, MemAvailable %s", mg_size_format(node.mem.mem_total, a),
 	       mg_size_format(node.mem.mem_available, b));
-	printf(", pressure some avg10 %u.%02u%%, full avg10 %u.%02u%%\n", node.psi.some.avg10 / 100,
-	       node.psi.some.avg10 % 100, node.psi.full.avg10 / 100, node.psi.full.avg10 % 100);
+	if (d->sense.psi)
+		printf(", pressure some avg10 %u.%02u%%, full avg10 %u.%02u%%\n", node.psi.some.avg10 / 100,
+		       node.psi.some.avg10 % 100, node.psi.full.avg10 / 100, node.psi.full.avg10 % 100);
+	else
+		printf(", no pressure (%s)\n%s\n", strerror(-d->sense.psi_error),
+		       mg_sense_psi_note(&d->sense));
 	printf("policy: %s\n", describe_policy(&d->policy, policy, sizeof(policy)));
 	guards_rescan(d);
 	printf("%zu guarded cgroup%s (%s):\n", d->nw, d->nw == 1 ? "" : "s", d->cfg.guard);
@@ -671,7 +660,7 @@ int main(int argc, char **argv)
 	};
 	struct daemon d = {.config_path = MG_CONFIG_FILE,
 	                   .dropin_dir = MG_CONFIG_DROPIN_DIR,
-	                   .node_trigger_fd = -1,
+	                   .sense = MG_SENSE_INIT,
 	                   .inotify_fd = -1,
 	                   .fence_fd = -1};
 	struct mg_cgroup_mount m = {0};
@@ -745,6 +734,8 @@ int main(int argc, char **argv)
 		return log_err("open %s: %s", d.mount, strerror(-d.mountfd)), 1;
 	if (sd_event_new(&d.event) < 0)
 		return 1;
+	if ((r = mg_sense_open(&d.sense, d.procfd)) < 0)
+		return mg_log_errno(LOG_ERR, r, "read %s/pressure/memory: %m", proc_path), 1;
 	if (status) {
 		print_status(&d);
 		return 0;
@@ -753,6 +744,9 @@ int main(int argc, char **argv)
 	protect_self(d.procfd);
 	if ((r = arm_node_trigger(&d)) < 0)
 		return mg_log_errno(LOG_ERR, r, "arm a PSI trigger on %s/pressure/memory: %m", proc_path), 1;
+	if (!d.sense.psi)
+		mg_log_errno(LOG_WARNING, d.sense.psi_error, "%s/pressure/memory: %m. %s", proc_path,
+		             mg_sense_psi_note(&d.sense));
 	d.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	d.fence_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (d.inotify_fd < 0 || d.fence_fd < 0)
@@ -807,7 +801,7 @@ int main(int argc, char **argv)
 		unlink(MG_DAEMON_PIDFILE);
 		close(pidfile);
 	}
-	sd_event_source_unref(d.node_src);
+	mg_sense_close(&d.sense);
 	sd_event_source_unref(d.poll_timer);
 	sd_event_source_unref(d.rescan_timer);
 	sd_event_source_unref(d.inotify_src);

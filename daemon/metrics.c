@@ -121,6 +121,10 @@ void mg_daemon_metrics_format(const struct mg_daemon_metrics *m, struct mg_metri
 	      "its fence only through MemAvailable), else 0.",
 	      m->degraded);
 	gauge(out, "memguardd_mem_available_bytes", "MemAvailable at the latest decision.", m->mem_available);
+	gauge(out, "memguardd_psi",
+	      "1 when the node has PSI (/proc/pressure/memory), else 0: memguardd then decides on "
+	      "MemAvailable and its fall alone; boot with psi=1 to turn PSI on.",
+	      m->psi);
 	by_reason(out, "memguardd_kills_total",
 	          "Guarded cgroups killed, by the rule that made memory short "
 	          "(available_min, pressure, falling).",
@@ -181,6 +185,7 @@ void daemon_metrics_update(struct daemon *d, const struct mg_node_state *node, c
 	if (!m->start_time_sec)
 		m->start_time_sec = realtime_sec();
 	m->mem_available = node->mem.mem_available;
+	m->psi = d->sense.psi;
 	m->guarded = d->nw;
 	m->fenced = 0;
 	m->degraded = false;
