@@ -101,7 +101,9 @@ void mg_run_metrics_format(const struct mg_run_info *info, const struct mg_task 
 	      (uint64_t)mg_run_exit_status(tasks, n));
 	per_task(out, "memguard_task_share_bytes", "gauge", "The task's share.", tasks, n, task_share);
 	per_task(out, "memguard_task_peak_bytes", "gauge",
-	         "The task's peak memory (memory.peak, or the watchdog's largest RSS); absent when unknown.",
+	         "The task's peak memory (memory.peak, or the largest memory.current or RSS sampled); absent "
+	         "when "
+	         "unknown.",
 	         tasks, n, task_peak);
 	per_task(out, "memguard_task_seconds", "gauge", "How long the task ran.", tasks, n, task_seconds);
 	per_task(out, "memguard_task_exit_status", "gauge",

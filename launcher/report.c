@@ -156,7 +156,9 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 		char ps[2 * MG_SIZE_STRLEN + 4];
 		double secs = t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0;
 
-		snprintf(ps, sizeof(ps), "%s / %s", t->peak_known ? mg_size_format(t->peak, peak) : "?",
+		/* "~": the largest sample, not the kernel's own peak. */
+		snprintf(ps, sizeof(ps), "%s%s / %s", t->peak_sampled ? "~" : "",
+		         t->peak_known ? mg_size_format(t->peak, peak) : "?",
 		         mg_size_format(t->share, share));
 		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index,
 		        status_word(t, st, sizeof(st)), ps, t->events.oom_kill, secs,
@@ -261,9 +263,10 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 			fputs("\"exit_code\":null,\"signal\":null,", f);
 		fprintf(f, "\"share_bytes\":%" PRIu64 ",", t->share);
 		if (t->peak_known)
-			fprintf(f, "\"peak_bytes\":%" PRIu64 ",", t->peak);
+			fprintf(f, "\"peak_bytes\":%" PRIu64 ",\"peak_from\":\"%s\",", t->peak,
+			        t->peak_sampled ? "sampled" : "memory.peak");
 		else
-			fputs("\"peak_bytes\":null,", f);
+			fputs("\"peak_bytes\":null,\"peak_from\":null,", f);
 		json_memory(f, t);
 		fprintf(f, "\"oom_kills\":%" PRIu64 ",\"seconds\":%.3f,\"reason\":", t->events.oom_kill,
 		        t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0);

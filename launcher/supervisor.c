@@ -36,7 +36,7 @@ static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
 struct supervisor {
 	const struct mg_supervisor_config *cfg;
 	sd_event *event;
-	sd_event_source *grace_timer, *drain_timer, *watchdog_timer, *as_timer;
+	sd_event_source *grace_timer, *drain_timer, *watchdog_timer, *as_timer, *peak_timer;
 	size_t next;    /* next pending task */
 	size_t running; /* RUNNING or DRAINING */
 	size_t done;
@@ -306,6 +306,14 @@ static void log_memory_end(const struct mg_task *t)
 		         mg_task_reason(t, why, sizeof(why)));
 }
 
+/* A peak from samples: the largest seen, marked as such. */
+static void note_sampled_peak(struct mg_task *t, uint64_t bytes)
+{
+	if (!t->peak_known || bytes > t->peak)
+		t->peak = bytes;
+	t->peak_known = t->peak_sampled = true;
+}
+
 static void finish(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
@@ -322,6 +330,9 @@ static void finish(struct supervisor *s, struct mg_task *t)
 		if (cgfd >= 0 && mg_cg_read_u64(cgfd, "memory.peak", &peak) == 0) {
 			t->peak = peak;
 			t->peak_known = true;
+			t->peak_sampled = false;
+		} else if (cgfd >= 0 && mg_cg_read_u64(cgfd, "memory.current", &peak) == 0) {
+			note_sampled_peak(t, peak); /* the last look, before the cgroup goes */
 		}
 		if (cgfd >= 0 && mg_contract_get_killed(cgfd, t->daemon_reason, sizeof(t->daemon_reason)) > 0)
 			t->killed_by = MG_KILL_DAEMON;
@@ -470,6 +481,25 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	return 0;
 }
 
+/* Before 5.19 the kernel keeps no memory.peak: each running task's
+ * memory.current, sampled, gives the largest seen instead. */
+static int on_peak_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+
+	arm(s, &s->peak_timer, s->cfg->watchdog_interval_usec, on_peak_timer);
+	for (size_t i = 0; i < s->cfg->ntasks; i++) {
+		struct mg_task *t = &s->cfg->tasks[i];
+		uint64_t current;
+		if (t->state != MG_TASK_RUNNING || !t->in_cgroup)
+			continue;
+		_cleanup_close_ int cgfd = open_task_cgroup(s, t);
+		if (cgfd >= 0 && mg_cg_read_u64(cgfd, "memory.current", &current) == 0)
+			note_sampled_peak(t, current);
+	}
+	return 0;
+}
+
 /* Under RLIMIT_AS: the address space each running task's main process has
  * reached (VmPeak, a high-water mark), for the verdict on a task that fails
  * near it. It must be read while the process runs: a zombie has no mm. */
@@ -523,8 +553,7 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 		uint64_t rss = pages[i] * s->page_size;
 		if (t->state != MG_TASK_RUNNING)
 			continue;
-		if (rss > t->peak || !t->peak_known)
-			t->peak = rss, t->peak_known = true;
+		note_sampled_peak(t, rss);
 		if (rss <= t->share || t->killed_by == MG_KILL_WATCHDOG)
 			continue;
 		char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN];
@@ -627,6 +656,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		arm(&s, &s.as_timer, cfg->watchdog_interval_usec, on_as_timer);
 	if (!cfg->placement)
 		start_watcher(&s);
+	else if (cfg->watchdog_interval_usec && faccessat(cfg->placement->runfd, "memory.peak", F_OK, 0) < 0)
+		arm(&s, &s.peak_timer, cfg->watchdog_interval_usec, on_peak_timer);
 
 	start_more(&s);
 	if (s.done < cfg->ntasks || s.running > 0)
@@ -636,6 +667,7 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	sd_event_source_unref(s.drain_timer);
 	sd_event_source_unref(s.watchdog_timer);
 	sd_event_source_unref(s.as_timer);
+	sd_event_source_unref(s.peak_timer);
 	sd_event_unref(s.event);
 	int left = kill_leftovers(&s);
 	if (left > 0)

@@ -34,8 +34,9 @@ struct mg_task {
 	int kill_signal; /* MG_KILL_SIGNAL: the second signal */
 	uint64_t share;
 	uint64_t limit; /* its memory.max: the share (strict) or the budget (elastic); 0 without a cgroup */
-	uint64_t peak;  /* memory.peak, or the watchdog's largest RSS */
+	uint64_t peak;  /* memory.peak, or the largest memory.current or RSS sampled */
 	bool peak_known;
+	bool peak_sampled; /* peak is the largest sample (no memory.peak before 5.19, or degraded) */
 	struct mg_memory_events events;
 	uint64_t start_usec, end_usec;
 	uint64_t drain_deadline_usec;
