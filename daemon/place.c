@@ -38,14 +38,18 @@ int mg_place_parse_request(char *line, const char **ret_job_hint, uint64_t *ret_
 	return 0;
 }
 
-uint64_t mg_place_caller_limit(uint64_t limit, uint64_t taken)
+uint64_t mg_place_caller_limit(uint64_t limit, uint64_t taken, uint64_t current)
 {
-	uint64_t least = limit / 100 * MG_PLACE_CALLER_PERCENT;
+	uint64_t least = (uint64_t)((unsigned __int128)limit * MG_PLACE_CALLER_PERCENT / 100);
+	uint64_t held =
+	        current > UINT64_MAX - MG_PLACE_CALLER_MIN ? UINT64_MAX : current + MG_PLACE_CALLER_MIN;
 
 	if (limit == MG_SIZE_UNLIMITED || taken == 0)
 		return MG_SIZE_UNLIMITED;
 	if (least < MG_PLACE_CALLER_MIN)
 		least = MG_PLACE_CALLER_MIN;
+	if (least < held)
+		least = held;
 	return taken < limit && limit - taken > least ? limit - taken : least;
 }
 

@@ -138,6 +138,9 @@ int mg_place_parse_request(char *line, const char **ret_job_hint, uint64_t *ret_
  * all out of the job's limit (the smallest memory.max above both): the
  * rest, and MG_PLACE_CALLER_PERCENT of the limit and MG_PLACE_CALLER_MIN at
  * least, so that when the job's own processes grow, the kernel stops them
- * there rather than the runs' tasks at the job's limit. MG_SIZE_UNLIMITED
+ * there rather than the runs' tasks at the job's limit. Never below what the
+ * cgroup holds now (current) plus MG_PLACE_CALLER_MIN: setting it must stop
+ * nothing at once (a job script's files staged in /dev/shm are charged to
+ * it, and killing its processes would not free them). MG_SIZE_UNLIMITED
  * when there is no limit or nothing taken. */
-uint64_t mg_place_caller_limit(uint64_t limit, uint64_t taken);
+uint64_t mg_place_caller_limit(uint64_t limit, uint64_t taken, uint64_t current);

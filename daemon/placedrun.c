@@ -135,8 +135,11 @@ static void keep_caller(struct mg_runs *runs, const char *tether)
 		taken = run->taken > UINT64_MAX - taken ? UINT64_MAX : taken + run->taken;
 		limit = run->limit < limit ? run->limit : limit;
 	}
-	uint64_t keep = mg_place_caller_limit(limit, taken);
 	_cleanup_close_ int cg = mg_cg_open(runs->mountfd, tether);
+	uint64_t current = 0;
+	if (cg >= 0)
+		(void)mg_cg_read_u64(cg, "memory.current", &current);
+	uint64_t keep = mg_place_caller_limit(limit, taken, current);
 	int r = cg < 0 ? cg : mg_cg_write_size(cg, tether, "memory.max", keep, err, sizeof(err));
 	if (r == -ENOENT)
 		return; /* the job is over */

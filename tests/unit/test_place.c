@@ -274,21 +274,26 @@ static void test_job_id_valid(void **state)
 static void test_caller_limit(void **state)
 {
 	static const struct {
-		uint64_t limit, taken, want;
+		uint64_t limit, taken, current, want;
 	} cases[] = {
-	        {MG_SIZE_UNLIMITED, 100 * MiB, MG_SIZE_UNLIMITED}, /* no limit to share */
-	        {300 * MiB, 0, MG_SIZE_UNLIMITED}, /* nothing taken: no run, or an old launcher */
-	        {300 * MiB, 285 * MiB,
-	         MG_PLACE_CALLER_MIN},             /* the launcher's 5 % reserve: 15 MiB, the floor */
-	        {300 * MiB, 200 * MiB, 100 * MiB}, /* --mem 200M: the rest */
-	        {300 * MiB, 300 * MiB, MG_PLACE_CALLER_MIN}, /* all of it: the floor */
-	        {300 * MiB, 600 * MiB, MG_PLACE_CALLER_MIN}, /* two runs, more than the job: the floor */
-	        {8 * MiB, 1 * MiB, MG_PLACE_CALLER_MIN},     /* a job smaller than the floor */
-	        {UINT64_MAX - 1, 1, UINT64_MAX - 2},         /* no overflow */
+	        {MG_SIZE_UNLIMITED, 100 * MiB, 0, MG_SIZE_UNLIMITED}, /* no limit to share */
+	        {300 * MiB, 0, 0, MG_SIZE_UNLIMITED},           /* nothing taken: no run, an old launcher */
+	        {300 * MiB, 285 * MiB, 0, MG_PLACE_CALLER_MIN}, /* 15 MiB left: the floor */
+	        {300 * MiB, 200 * MiB, 0, 100 * MiB},           /* --mem 200M: the rest */
+	        {300 * MiB, 300 * MiB, 0, MG_PLACE_CALLER_MIN}, /* all of it: the floor */
+	        {300 * MiB, 600 * MiB, 0, MG_PLACE_CALLER_MIN}, /* two runs, more than the job */
+	        {8 * MiB, 1 * MiB, 0, MG_PLACE_CALLER_MIN},     /* a job smaller than the floor */
+	        {60 * 1024 * MiB, 60 * 1024 * MiB, 0, 3072 * MiB},  /* a big job: a twentieth of it */
+	        {60 * 1024 * MiB, 50 * 1024 * MiB, 0, 10240 * MiB}, /* more left than that: all of it */
+	        {300 * MiB, 300 * MiB, 100 * MiB, 116 * MiB},       /* 100 MiB in /dev/shm already: kept */
+	        {300 * MiB, 200 * MiB, 50 * MiB, 100 * MiB},        /* what it holds fits in the rest */
+	        {300 * MiB, 300 * MiB, UINT64_MAX, UINT64_MAX},     /* no overflow */
+	        {UINT64_MAX - 1, 1, 0, UINT64_MAX - 2},             /* no overflow */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		assert_true(mg_place_caller_limit(cases[i].limit, cases[i].taken) == cases[i].want);
+		assert_true(mg_place_caller_limit(cases[i].limit, cases[i].taken, cases[i].current) ==
+		            cases[i].want);
 }
 
 static void test_parse_request(void **state)
