@@ -54,6 +54,11 @@ rm -rf build-deb
 packaging/build-deb.sh build-deb
 lintian --fail-on error --info --display-info build-deb/memguard_*.changes
 
+step "the RPM for EL9 sites: build it into build-rpm/ with Debian's rpmbuild and lint it (no errors)"
+rm -rf build-rpm
+packaging/build-rpm.sh build-rpm
+rpmlint -c packaging/rpm/rpmlint.toml -r packaging/rpm/memguard.rpmlintrc build-rpm/*.rpm packaging/rpm/memguard.spec
+
 step "the systemd unit and a real Slurm in a VM with systemd as PID 1"
 # The executable tests only (slurm_lib.sh is sourced); Slurm needs the memory and a few minutes.
 MEMGUARD_SUITE_TESTS='tests/integration/systemd/*.sh' \
