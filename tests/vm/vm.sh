@@ -266,7 +266,8 @@ ensure_initramfs() {
 	} | sha256sum | cut -c1-16)
 	initrd=$cache/initramfs-$kname-$key.cpio.gz
 	[[ -f $initrd ]] && return
-	find "$cache" -maxdepth 1 -name "initramfs-$kname-*" -delete
+	# This kernel's older ones, and those named before there was a kernel in the name.
+	find "$cache" -maxdepth 1 \( -name "initramfs-$kname-*" -o -name 'initramfs-????????????????.cpio.gz' \) -delete
 	stage=$(mktemp -d)
 	mkdir -p "$stage"/{bin,dev,proc,sys,lib}
 	cp /bin/busybox "$stage/bin/busybox"
