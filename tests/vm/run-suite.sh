@@ -7,15 +7,15 @@ set -euo pipefail
 
 usage() {
 	cat >&2 <<-'EOF'
-		usage: run-suite.sh [--direct] [--test-timeout SEC] [--mem MIB] [--timeout SEC] [--share DIR]
-		                    [--systemd] [TEST...]
+		usage: run-suite.sh [--direct] [--test-timeout SEC] [--kernel 5.10|6.1|6.12] [--append ARGS]
+		                    [--mem MIB] [--timeout SEC] [--share DIR] [--systemd] [TEST...]
 		  TEST...             executables (or bash scripts) to run; default: the executable ELF and #!
 		                      files matching $MEMGUARD_SUITE_TESTS, globs relative to the repo
 		                      (default: build/tests/integration/test_* tests/integration/*.sh)
 		  --direct            run the tests on this machine, no guest
 		  --test-timeout SEC  per-test timeout (default 120)
-		  --mem, --share, --systemd
-		                      passed to vm.sh
+		  --kernel, --append, --mem, --share, --systemd
+		                      passed to vm.sh (--kernel 5.10 --append psi=0: Debian 11's kernel, PSI off)
 		  --timeout SEC       guest timeout (default: enough for every test to time out)
 	EOF
 	exit 2
@@ -33,7 +33,7 @@ while (($#)); do
 	--direct) direct=1; shift ;;
 	--test-timeout) test_timeout=${2:-}; shift 2 || usage ;;
 	--timeout) vm_timeout=${2:-}; shift 2 || usage ;;
-	--mem | --share) vm_args+=("$1" "${2:-}"); shift 2 || usage ;;
+	--mem | --share | --kernel | --append) vm_args+=("$1" "${2:-}"); shift 2 || usage ;;
 	--systemd) vm_args+=("$1"); shift ;;
 	--) shift; break ;;
 	-*) usage ;;
