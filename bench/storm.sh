@@ -8,8 +8,9 @@
 #              decisions (how late a kill can come) and what one took, from its "decided:" lines, stamped
 #              as they are written.
 #   placement  the wall time of "memguard -n 1 -- true" as a second user, five times: the socket served.
-#   kill       a real runaway (memguardd not in a dry run) in a placed run that grows at 50 MiB/s: its
-#              life from start to SIGKILL.
+#   kill       a real runaway (memguardd not in a dry run) in a placed run, beside three steady tasks,
+#              that grows at 50 MiB/s: its life from start to SIGKILL (the report's seconds), and
+#              whether memguardd killed it.
 # The storm: 3,000 empty cgroups in the user's run, then mkdir and rmdir of one more without pause.
 #   bench/storm.sh [--reps N] [--out DIR]      (host: builds, boots the guests, prints the summary)
 # Raw logs and one JSON line per phase and repetition in DIR (default build-bench/storm/).
@@ -67,10 +68,12 @@ memguardd=$build/bin/memguardd memguard=$build/bin/memguard memhog=$build/tests/
 cg=/sys/fs/cgroup
 work=$(mktemp -d /tmp/storm.XXXXXX)
 chmod 755 "$work"
+mkdir "$work/out"
 raw=$out/raw-$rep
 mkdir -p "$raw"
 echo "+memory +pids" >"$cg/cgroup.subtree_control"
 for u in stormer placer; do id "$u" >/dev/null 2>&1 || useradd -M -s /bin/sh "$u"; done
+chmod 1777 "$work/out" # the stormer's files, and the placer's report
 cp "$memhog" "$work/memhog"
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 job() { mkdir -p "$cg/$1/task"; echo "+memory +pids" >"$cg/$1/cgroup.subtree_control"; }
@@ -138,24 +141,24 @@ for phase in "$@"; do
 	job placejob
 	stormer=
 	if [[ $phase == storm ]]; then
-		rm -f "$work/ops" "$work/stop"
+		rm -f "$work/out/ops" "$work/out/stop"
 		daemon no "$raw/$phase-setup.log"
-		as stormer stormjob "$memguard" -n 1 -- python3 "$work/storm.py" "$work/ops" "$work/stop" 2>"$raw/stormer.err" &
+		as stormer stormjob "$memguard" -n 1 -- python3 "$work/storm.py" "$work/out/ops" "$work/out/stop" 2>"$raw/stormer.err" &
 		stormer=$!
-		for _ in $(seq 1200); do [[ -s $work/ops ]] && break; sleep 0.1; done
-		[[ -s $work/ops ]] || { echo "storm: the storm did not start" >&2; cat "$raw/stormer.err" >&2; exit 1; }
+		for _ in $(seq 1200); do [[ -s $work/out/ops ]] && break; sleep 0.1; done
+		[[ -s $work/out/ops ]] || { echo "storm: the storm did not start" >&2; cat "$raw/stormer.err" >&2; exit 1; }
 		undaemon # the run stays: a restarted memguardd adopts it
 	fi
 
 	# Decisions, dry run, 20 s.
 	daemon yes "$log"
-	ops0=$(cat "$work/ops" 2>/dev/null || echo 0)
+	ops0=$(cat "$work/out/ops" 2>/dev/null || echo 0)
 	sleep 3
 	r0=$(metric memguardd_guard_rescans_total) t0=$(now_ms)
 	from=$(wc -l <"$log")
 	sleep 20
 	r1=$(metric memguardd_guard_rescans_total) t1=$(now_ms)
-	ops1=$(cat "$work/ops" 2>/dev/null || echo 0)
+	ops1=$(cat "$work/out/ops" 2>/dev/null || echo 0)
 	tail -n +"$((from + 1))" "$log" | grep 'decided: ' >"$raw/$phase-decided.txt" || true
 	undaemon
 
@@ -170,15 +173,21 @@ for phase in "$@"; do
 		place+=($(($(now_ms) - t)))
 	done
 	t=$(now_ms)
-	as placer placejob "$memguard" -n 1 -- "$work/memhog" -d 20 inf 2>"$raw/$phase-runaway.err" || true
-	life=$(($(now_ms) - t))
+	# The runaway is task 0 beside three steady ones: past its share, it is memguardd's to stop.
+	as placer placejob "$memguard" -n 4 --report "$work/out/runaway.json" -- sh -c \
+		'if [ "$MEMGUARD_TASK" = 0 ]; then exec "$0" -d 20 inf; else exec "$0" -H 15000 60; fi' "$work/memhog" \
+		2>"$raw/$phase-runaway.err" || true
+	# The runaway's own life, start to SIGKILL, from the run's report.
+	life=$(python3 -c 'import json, sys; print(round(json.load(open(sys.argv[1]))["tasks"][0]["seconds"] * 1000))' \
+		"$work/out/runaway.json")
+	cp "$work/out/runaway.json" "$raw/$phase-runaway.json"
 	# Whoever killed it: memguardd (its kill log), or the kernel at the run's limit.
 	killed=$(grep -c . "$work/kills.jsonl" 2>/dev/null || true)
 	cp "$work/kills.jsonl" "$raw/$phase-kills.jsonl" 2>/dev/null || true
 	undaemon
 
 	if [[ -n $stormer ]]; then
-		touch "$work/stop"
+		touch "$work/out/stop"
 		wait "$stormer" || true
 	fi
 	python3 - "$raw/$phase-decided.txt" "$phase" "$rep" "$r0" "$r1" "$t0" "$t1" "$ops0" "$ops1" "$life" "$killed" "${place[@]}" >>"$out/results.jsonl" <<-'PY'

@@ -760,6 +760,7 @@ void mg_runs_free(struct mg_runs *runs)
 		if (runs->run[i]) {
 			runs->run[i]->starting = false; /* no callbacks into a service going away */
 			runs->run[i]->name[0] = '\0';   /* its registry entry is for the next memguardd */
+			runs->run[i]->taken = 0;        /* and its caller's limit, which it adopts */
 			run_free(runs->run[i]);
 		}
 	if (runs->registryfd >= 0)
