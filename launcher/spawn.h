@@ -3,6 +3,7 @@
 #pragma once
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,6 +18,8 @@ struct mg_spawn_request {
 	size_t nenv;
 	const sigset_t *child_sigmask; /* the mask the command should start with */
 	const struct rlimit *nofile;   /* RLIMIT_NOFILE to restore in the child, or NULL */
+	bool redirect;                 /* stdout and stderr go to the two fds below (--results) */
+	int stdout_fd, stderr_fd;
 };
 
 /* Starts the task. Returns 0 with ret_pid set, and ret_exec_errno set when

@@ -19,6 +19,8 @@
 #include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "farm/joblog.h"
+#include "farm/schedule.h"
 #include "memreason.h"
 #include "spawn.h"
 #include "watcher.h"
@@ -33,13 +35,25 @@
 
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
 
+/* A status line on demand. Not forwarded: SIGUSR1 and SIGUSR2 are the
+ * tasks', and nothing sends SIGALRM to a batch job by itself. */
+#define STATUS_SIGNAL SIGALRM
+
+extern char **environ;
+
 struct supervisor {
 	const struct mg_supervisor_config *cfg;
 	sd_event *event;
-	sd_event_source *grace_timer, *drain_timer, *watchdog_timer, *as_timer;
-	size_t next;    /* next pending task */
+	sd_event_source *grace_timer, *drain_timer, *watchdog_timer, *as_timer, *progress_timer;
+	size_t next;   /* the first attempts: none before it is still pending */
+	size_t *retry; /* pending retries (attempt > first_attempt), by index in order */
+	size_t nretry;
 	size_t running; /* RUNNING or DRAINING */
 	size_t done;
+	uint64_t in_use; /* the shares of the tasks RUNNING or DRAINING */
+	struct mg_farm_counts counts;
+	uint64_t start_usec;
+	bool status_shown; /* a redrawn status line is on the terminal */
 	bool stopping;
 	const char *signal_name;
 	sigset_t child_mask;
@@ -60,8 +74,7 @@ static bool terminating(int sig)
 	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
 }
 
-/* "{}" in each argument becomes param. */
-static char **expand_command(char *const *command, const char *param)
+char **mg_expand_command(char *const *command, const char *param)
 {
 	size_t n = 0;
 	char **argv;
@@ -99,7 +112,7 @@ fail:
 	return NULL;
 }
 
-static void free_argv(char **argv)
+void mg_free_argv(char **argv)
 {
 	for (size_t i = 0; argv && argv[i]; i++)
 		free(argv[i]);
@@ -126,21 +139,60 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	char **argv = NULL;
 	int r;
 
-	t->share = cfg->share;
-	t->limit = cfg->placement ? cfg->limits.max : 0;
-	t->rlimit_as = cfg->rlimit_as;
+	struct mg_task_limits limits = cfg->limits;
+	uint64_t rlimit_as = cfg->rlimit_as;
+	struct mg_env_setting heap[MG_HEAP_ENV_MAX];
+	size_t nheap = 0;
+	int out = -1, err = -1;
+
+	if (!t->share)
+		t->share = cfg->share;
+	if (!t->attempt)
+		t->attempt = t->first_attempt = 1;
+	/* A retry's larger share: the limits and heap flags the run's share
+	 * got, computed again for it. */
+	if (t->share != cfg->share && cfg->limits_in) {
+		struct mg_limits_input in = *cfg->limits_in;
+		struct mg_limits lim;
+		in.share = t->share;
+		mg_limits_compute(&in, &lim);
+		limits = lim.task;
+		rlimit_as = lim.rlimit_as;
+		if (cfg->heap_flags)
+			nheap = (size_t)mg_heap_settings(cfg->runtime, t->share, environ, cfg->command, heap);
+	}
+	/* The share's own heap flags replace the run's; MALLOC_ARENA_MAX and a
+	 * pool's setting stay. */
+	for (size_t i = 0; i < cfg->nheap_env && nheap < MG_HEAP_ENV_MAX; i++) {
+		bool redone = false;
+		for (size_t k = 0; k < nheap && !redone; k++)
+			redone = strcmp(heap[k].name, cfg->heap_env[i].name) == 0;
+		if (!redone)
+			heap[nheap++] = cfg->heap_env[i];
+	}
+	t->limit = cfg->placement ? limits.max : 0;
+	t->rlimit_as = rlimit_as;
 	t->start_usec = mg_now_usec();
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	t->start_wall_usec = (uint64_t)wall.tv_sec * 1000000u + (uint64_t)wall.tv_nsec / 1000u;
+	if (cfg->farm && (r = mg_farm_open_results(cfg->farm, t, &out, &err)) < 0) {
+		t->spawn_errno = -r;
+		return r;
+	}
 	if (cfg->placement) {
-		t->cgfd = mg_placement_task_create(cfg->placement, task_cgroup_name(t, name), &cfg->limits);
+		t->cgfd = mg_placement_task_create(cfg->placement, task_cgroup_name(t, name), &limits);
 		if (t->cgfd < 0) {
 			t->spawn_errno = -t->cgfd;
 			t->cgfd = -1;
 			(void)mg_cg_remove(cfg->placement->runfd, name);
+			if (out >= 0)
+				close(out), close(err);
 			return -t->spawn_errno;
 		}
 	}
-	for (size_t i = 0; i < cfg->nheap_env; i++)
-		env[nenv++] = cfg->heap_env[i];
+	for (size_t i = 0; i < nheap; i++)
+		env[nenv++] = heap[i];
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_TASK"};
 	snprintf(env[nenv++].value, sizeof(env[0].value), "%u", t->index);
 	if (s->run_token[0]) {
@@ -150,23 +202,30 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_NTASKS"};
 	snprintf(env[nenv++].value, sizeof(env[0].value), "%zu", cfg->ntasks);
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_MEM_BYTES"};
-	snprintf(env[nenv++].value, sizeof(env[0].value), "%" PRIu64, cfg->share);
+	snprintf(env[nenv++].value, sizeof(env[0].value), "%" PRIu64, t->share);
 
-	if (t->param && !(argv = expand_command(cfg->command, t->param))) {
+	if (t->param && !(argv = mg_expand_command(cfg->command, t->param))) {
 		t->spawn_errno = ENOMEM;
+		if (out >= 0)
+			close(out), close(err);
 		return -ENOMEM;
 	}
 	struct mg_spawn_request req = {
 	        .argv = argv ? argv : cfg->command,
 	        .cgroup_fd = t->cgfd,
-	        .rlimit_as = cfg->rlimit_as,
+	        .rlimit_as = rlimit_as,
 	        .env = env,
 	        .nenv = nenv,
 	        .child_sigmask = &s->child_mask,
 	        .nofile = cfg->nofile,
+	        .redirect = out >= 0,
+	        .stdout_fd = out,
+	        .stderr_fd = err,
 	};
 	r = mg_spawn(&req, &t->pid, &t->exec_errno);
-	free_argv(argv);
+	mg_free_argv(argv);
+	if (out >= 0)
+		close(out), close(err);
 	/* No fd per running task: 1024 tasks would not fit the usual fd limit. */
 	if (t->cgfd >= 0) {
 		close(t->cgfd);
@@ -179,15 +238,70 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	}
 	t->state = MG_TASK_RUNNING;
 	s->running++;
+	s->in_use += t->share;
 	return 0;
+}
+
+static bool is_retry(const struct mg_task *t)
+{
+	return t->attempt > t->first_attempt;
+}
+
+/* The first first attempt still pending, or NULL. */
+static struct mg_task *next_first(struct supervisor *s)
+{
+	const struct mg_supervisor_config *cfg = s->cfg;
+
+	while (s->next < cfg->ntasks &&
+	       (cfg->tasks[s->next].state != MG_TASK_PENDING || is_retry(&cfg->tasks[s->next])))
+		s->next++;
+	return s->next < cfg->ntasks ? &cfg->tasks[s->next] : NULL;
+}
+
+/* Asks the scheduler (farm/schedule.c) whom to start; NULL for nobody now.
+ * The first attempts all wait behind the first one, so one stands for them. */
+static struct mg_task *pick(struct supervisor *s)
+{
+	const struct mg_supervisor_config *cfg = s->cfg;
+	struct mg_task *first = next_first(s);
+	_cleanup_free_ struct mg_sched_task *pending = calloc(s->nretry + 1, sizeof(*pending));
+	size_t n = 0, index;
+	uint64_t share;
+
+	if (!pending)
+		return NULL;
+	if (first)
+		pending[n++] = (struct mg_sched_task){.attempt = 1, .share = first->share ?: cfg->share};
+	for (size_t i = 0; i < s->nretry; i++)
+		pending[n++] = (struct mg_sched_task){.attempt = 2, .share = cfg->tasks[s->retry[i]].share};
+	struct mg_sched_input in = {
+	        .budget = cfg->budget ? cfg->budget : UINT64_MAX,
+	        .in_use = s->in_use,
+	        .free_slots = s->running < cfg->parallel ? (unsigned)(cfg->parallel - s->running) : 0,
+	        .pending = pending,
+	        .npending = n,
+	};
+	if (mg_sched_next(&in, &index, &share) == 0)
+		return NULL;
+	if (first && index == 0) {
+		s->next++;
+		first->share = share;
+		return first;
+	}
+	index -= first != NULL;
+	struct mg_task *t = &cfg->tasks[s->retry[index]];
+	memmove(&s->retry[index], &s->retry[index + 1], (s->nretry - index - 1) * sizeof(*s->retry));
+	s->nretry--;
+	t->share = share;
+	return t;
 }
 
 static void start_more(struct supervisor *s)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
+	struct mg_task *t;
 
-	while (!s->stopping && s->running < cfg->parallel && s->next < cfg->ntasks) {
-		struct mg_task *t = &cfg->tasks[s->next++];
+	while (!s->stopping && (t = pick(s))) {
 		if (start_task(s, t) < 0) {
 			/* Reported in its own row; the other tasks go on. */
 			t->state = MG_TASK_DONE;
@@ -196,6 +310,9 @@ static void start_more(struct supervisor *s)
 				close(t->cgfd);
 				t->cgfd = -1;
 			}
+			if (cfg->farm)
+				(void)mg_farm_log_attempt(cfg->farm, t);
+			s->counts.failed++;
 			s->done++;
 		}
 	}
@@ -306,6 +423,64 @@ static void log_memory_end(const struct mg_task *t)
 		         mg_task_reason(t, why, sizeof(why)));
 }
 
+/* The attempt is over: into the joblog, and run again with a larger share
+ * when it failed for memory and has retries left; else the task is done. */
+static void attempt_ended(struct supervisor *s, struct mg_task *t)
+{
+	const struct mg_supervisor_config *cfg = s->cfg;
+	const char *outcome = mg_attempt_outcome(t);
+	bool for_memory = mg_outcome_for_memory(outcome);
+	struct mg_retry_input in = {
+	        .for_memory = for_memory,
+	        .retries = cfg->retries,
+	        .retried = t->attempt - t->first_attempt,
+	        .share = t->share,
+	        .peak = t->peak,
+	        .peak_known = t->peak_known,
+	        .budget = cfg->budget,
+	        .page_size = s->page_size,
+	};
+	uint64_t share = s->stopping || !cfg->budget ? 0 : mg_retry_share(&in);
+	size_t *bigger;
+
+	if (cfg->farm)
+		(void)mg_farm_log_attempt(cfg->farm, t);
+	if (strcmp(outcome, "oom_killed") == 0 || strcmp(outcome, "killed_by_memguardd") == 0 ||
+	    strcmp(outcome, "killed_by_watchdog") == 0)
+		s->counts.memory_kills++;
+	if (share && (bigger = realloc(s->retry, (s->nretry + 1) * sizeof(*s->retry)))) {
+		char old[MG_SIZE_STRLEN], new[MG_SIZE_STRLEN];
+		log_notice(
+		        "task %u: attempt %u failed for memory (%s); retry %u of %u with a %s share instead "
+		        "of %s, once that much of the budget is free",
+		        t->index, t->attempt, outcome, t->attempt - t->first_attempt + 1, cfg->retries,
+		        mg_size_format(share, new), mg_size_format(t->share, old));
+		s->retry = bigger;
+		/* In the task file's order. */
+		size_t at = s->nretry;
+		size_t pos = (size_t)(t - cfg->tasks);
+		while (at > 0 && s->retry[at - 1] > pos)
+			at--;
+		memmove(&s->retry[at + 1], &s->retry[at], (s->nretry - at) * sizeof(*s->retry));
+		s->retry[at] = pos;
+		s->nretry++;
+		*t = (struct mg_task){.index = t->index,
+		                      .param = t->param,
+		                      .state = MG_TASK_PENDING,
+		                      .cgfd = -1,
+		                      .share = share,
+		                      .attempt = t->attempt + 1,
+		                      .first_attempt = t->first_attempt};
+		s->counts.retried++;
+		return;
+	}
+	if (mg_task_exit_status(t) == 0)
+		s->counts.ok++;
+	else
+		s->counts.failed++;
+	s->done++;
+}
+
 static void finish(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
@@ -331,7 +506,8 @@ static void finish(struct supervisor *s, struct mg_task *t)
 	t->state = MG_TASK_DONE;
 	log_memory_end(t);
 	s->running--;
-	s->done++;
+	s->in_use -= t->share;
+	attempt_ended(s, t);
 	start_more(s);
 }
 
@@ -434,6 +610,43 @@ static int on_grace_timer(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* The status line on stderr: redrawn in place on a terminal under
+ * --progress, else a line of its own. */
+static void show_status(struct supervisor *s, bool redraw)
+{
+	char line[256];
+
+	s->counts.total = s->cfg->ntasks;
+	s->counts.running = s->running;
+	s->counts.in_use = s->in_use;
+	s->counts.budget = s->cfg->budget;
+	s->counts.elapsed_usec = mg_now_usec() - s->start_usec;
+	mg_farm_status_format(&s->counts, line, sizeof(line));
+	if (redraw) {
+		fprintf(stderr, "\rmemguard: %s\033[K", line);
+		s->status_shown = true;
+	} else {
+		fprintf(stderr, "%smemguard: %s\n", s->status_shown ? "\r\033[K" : "", line);
+		s->status_shown = false;
+	}
+	fflush(stderr);
+}
+
+static int on_progress_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+
+	arm(s, &s->progress_timer, s->cfg->farm->progress_usec, on_progress_timer);
+	show_status(s, s->cfg->farm->progress_tty);
+	return 0;
+}
+
+static int on_status_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	show_status(userdata, false);
+	return 0;
+}
+
 static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct supervisor *s = userdata;
@@ -447,6 +660,11 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	}
 	if (!terminating(sig))
 		return 0;
+	/* What fails from here on failed because we stopped it: the joblog
+	 * says interrupted, and --resume-failed runs it again. */
+	for (size_t i = 0; i < s->cfg->ntasks; i++)
+		if (s->cfg->tasks[i].state == MG_TASK_RUNNING)
+			s->cfg->tasks[i].interrupted = true;
 	if (s->stopping) {
 		log_notice("second SIG%s: killing the tasks now", sigabbrev_np(sig));
 		for (size_t i = 0; i < s->cfg->ntasks; i++) {
@@ -601,6 +819,7 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, STATUS_SIGNAL);
 	for (size_t i = 0; i < MG_ARRAY_SIZE(forwarded); i++)
 		sigaddset(&mask, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
@@ -613,6 +832,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	if (r < 0)
 		return mg_log_errno(LOG_ERR, r, "create event loop: %m");
 	r = sd_event_add_signal(s.event, NULL, SIGCHLD, on_sigchld, &s);
+	if (r >= 0)
+		r = sd_event_add_signal(s.event, NULL, STATUS_SIGNAL, on_status_signal, &s);
 	for (size_t i = 0; r >= 0 && i < MG_ARRAY_SIZE(forwarded); i++)
 		r = sd_event_add_signal(s.event, NULL, forwarded[i], on_signal, &s);
 	if (r < 0) {
@@ -627,15 +848,37 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		arm(&s, &s.as_timer, cfg->watchdog_interval_usec, on_as_timer);
 	if (!cfg->placement)
 		start_watcher(&s);
+	s.start_usec = mg_now_usec();
+	/* Resumed retries wait for room as this run's own do. */
+	for (size_t i = 0; i < cfg->ntasks; i++) {
+		struct mg_task *t = &cfg->tasks[i];
+		if (!t->attempt)
+			t->attempt = t->first_attempt = 1;
+		if (is_retry(t) && t->state == MG_TASK_PENDING) {
+			size_t *bigger = realloc(s.retry, (s.nretry + 1) * sizeof(*s.retry));
+			if (!bigger) {
+				r = -ENOMEM;
+				break;
+			}
+			s.retry = bigger;
+			s.retry[s.nretry++] = i;
+		}
+	}
+	if (cfg->farm && cfg->farm->progress_usec)
+		arm(&s, &s.progress_timer, cfg->farm->progress_usec, on_progress_timer);
 
-	start_more(&s);
-	if (s.done < cfg->ntasks || s.running > 0)
+	if (r >= 0)
+		start_more(&s);
+	if (r >= 0 && (s.done < cfg->ntasks || s.running > 0))
 		r = sd_event_loop(s.event);
+	if (cfg->farm && cfg->farm->progress_usec)
+		show_status(&s, false);
 
 	sd_event_source_unref(s.grace_timer);
 	sd_event_source_unref(s.drain_timer);
 	sd_event_source_unref(s.watchdog_timer);
 	sd_event_source_unref(s.as_timer);
+	sd_event_source_unref(s.progress_timer);
 	sd_event_unref(s.event);
 	int left = kill_leftovers(&s);
 	if (left > 0)
@@ -645,6 +888,7 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	/* Only now: had we died while killing the leftovers, it would have. */
 	mg_watcher_stop(&s.watcher);
 	free(s.seen);
+	free(s.retry);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (ret_signal)
 		*ret_signal = s.signal_name;

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
+#include "farm/farm.h"
 #include "placement.h"
 #include "runtime.h"
 #include "task.h"
@@ -26,8 +28,23 @@ struct mg_supervisor_config {
 	uint64_t grace_usec;
 	uint64_t watchdog_interval_usec;
 	const struct rlimit *nofile; /* the fd limit tasks start with, or NULL */
+	/* The farm. Each task comes with its share (the run's, or a resumed
+	 * retry's), attempt and first_attempt set. */
+	uint64_t budget;  /* admission: the shares running never pass it; 0: -n alone */
+	unsigned retries; /* --retries */
+	const struct mg_limits_input *limits_in; /* sizes a share other than the run's */
+	enum mg_runtime runtime;                 /* heap flags for such a share */
+	bool heap_flags;
+	struct mg_farm *farm; /* joblog, results, progress; NULL: none */
 };
 
-/* Runs everything. Returns 0, or -errno when the event loop itself failed.
- * ret_signal (may be NULL) gets the name of a terminating signal received. */
+/* Runs everything. A task that fails for memory is run again with a larger
+ * share (farm/schedule.h) while it has retries left; every attempt that
+ * ends goes to the joblog. SIGALRM prints a status line at once. Returns 0, or -errno when the event loop
+ * itself failed. ret_signal (may be NULL) gets the name of a terminating signal received. */
 int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal);
+
+/* The command of a task: "{}" in each word of command becomes param. A heap
+ * array, NULL-terminated, freed with mg_free_argv; NULL when out of memory. */
+char **mg_expand_command(char *const *command, const char *param);
+void mg_free_argv(char **argv);
