@@ -561,6 +561,7 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .runtime_note = l->rt_note,
 	        .parallel = l->parallel,
 	        .signal_received = signal_name,
+	        .advise = l->opt.tasks_file != NULL,
 	};
 
 	int status = mg_run_metrics_finish(

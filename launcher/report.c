@@ -17,6 +17,7 @@
 #include "memguard/metrics.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
+#include "farm/sizing.h"
 #include "memreason.h"
 #include "options.h"
 
@@ -149,13 +150,17 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 	        mg_size_format(info->share, share), mg_runtime_name(info->runtime), noted ? " (" : "",
 	        noted ? info->runtime_note : "", noted ? ")" : "", info->mode, info->where,
 	        placed ? "; " : "", placed ? info->placed_by : "");
-	fprintf(out, "%6s  %-10s %21s  %3s  %8s  %s\n", "task", "status", "peak / share", "oom", "seconds",
-	        "reason");
+	bool brief = n > MG_TABLE_FULL_MAX;
+	if (!brief || failed)
+		fprintf(out, "%6s  %-10s %21s  %3s  %8s  %s\n", "task", "status", "peak / share", "oom",
+		        "seconds", "reason");
 	for (size_t i = 0; i < n; i++) {
 		const struct mg_task *t = &tasks[i];
 		char ps[2 * MG_SIZE_STRLEN + 4];
 		double secs = t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0;
 
+		if (brief && mg_task_exit_status(t) == 0)
+			continue;
 		snprintf(ps, sizeof(ps), "%s / %s", t->peak_known ? mg_size_format(t->peak, peak) : "?",
 		         mg_size_format(t->share, share));
 		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index,
@@ -163,9 +168,43 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 		        mg_task_reason(t, why, sizeof(why)), t->param ? "  | " : "",
 		        t->param ? table_param(t->param, param) : "");
 	}
+	if (brief)
+		fprintf(out,
+		        "memguard: %zu task%s that succeeded not shown (every row is in --report and "
+		        "--joblog)\n",
+		        n - failed, n - failed == 1 ? "" : "s");
 	fprintf(out, "memguard: %zu succeeded, %zu failed%s%s\n", n - failed, failed,
 	        info->signal_received ? "; received " : "",
 	        info->signal_received ? info->signal_received : "");
+	char advice[512];
+	if (info->advise && *mg_report_sizing(info, tasks, n, advice, sizeof(advice)))
+		fprintf(out, "memguard: %s\n", advice);
+}
+
+const char *mg_report_sizing(const struct mg_run_info *info, const struct mg_task *tasks, size_t n, char *buf,
+                             size_t size)
+{
+	_cleanup_free_ uint64_t *peaks = calloc(n ? n : 1, sizeof(*peaks));
+	char med[MG_SIZE_STRLEN], p95[MG_SIZE_STRLEN], max[MG_SIZE_STRLEN], share[MG_SIZE_STRLEN],
+	        suggest[MG_SIZE_STRLEN], budget[MG_SIZE_STRLEN];
+	struct mg_sizing z;
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; peaks && i < n; i++)
+		if (mg_task_exit_status(&tasks[i]) == 0 && tasks[i].peak_known)
+			peaks[k++] = tasks[i].peak;
+	if (!peaks || mg_sizing_advise(peaks, k, info->budget, &z) < 0)
+		return buf;
+	snprintf(buf, size,
+	         "sizing: the peaks of the %zu task%s that succeeded: median %s, 95th percentile %s, max %s, "
+	         "against a %s share; --mem-per-task %s would fit them all with %u%% to spare, and %u such "
+	         "task%s fit the %s budget (-n %u)",
+	         z.n, z.n == 1 ? "" : "s", mg_size_format(z.median, med), mg_size_format(z.p95, p95),
+	         mg_size_format(z.max, max), mg_size_format(info->share, share),
+	         mg_size_format(z.suggest_share, suggest), MG_SIZING_HEADROOM_PERCENT, z.suggest_n,
+	         z.suggest_n == 1 ? "" : "s", mg_size_format(info->budget, budget), z.suggest_n);
+	return buf;
 }
 
 /* The report's temporary file (mg_atomic_open) as a stream; the name comes

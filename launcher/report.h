@@ -19,10 +19,21 @@ struct mg_run_info {
 	const char *runtime_note;    /* after the runtime's name in parentheses, unless NULL or "" */
 	unsigned parallel;           /* tasks at once */
 	const char *signal_received; /* a forwarded SIGTERM etc., or NULL */
+	bool advise;                 /* a sweep (--tasks): end with the sizing advice */
 };
 
 /* Characters of a task-file line the table shows; the JSON report has it all. */
 #define MG_TABLE_PARAM_MAX 60
+
+/* Above this many tasks the table shows only the failed ones, first, and
+ * sums up the rest: hundreds of "ok" rows would bury them. The JSON report
+ * and the joblog keep every row. */
+#define MG_TABLE_FULL_MAX 40
+
+/* The sizing advice line (farm/sizing.c) for the tasks that succeeded with
+ * a known peak, into buf; "" when there is none. Returns buf. */
+const char *mg_report_sizing(const struct mg_run_info *info, const struct mg_task *tasks, size_t n, char *buf,
+                             size_t size);
 
 void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_task *tasks, size_t n);
 
