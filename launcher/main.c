@@ -1,6 +1,7 @@
 /* memguard: run N tasks, each in its own cgroup with an even share of the
  * node's memory, and report what became of each. */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -14,6 +15,7 @@
 #include "budget.h"
 #include "farm/farm.h"
 #include "farm/joblog.h"
+#include "farm/nodes.h"
 #include "memguard/cgroup.h"
 #include "memguard/config.h"
 #include "memguard/locate.h"
@@ -140,6 +142,11 @@ struct launch {
 	struct mg_resume_plan *plans; /* per task of the list; NULL: run them all from attempt 1 */
 	size_t torun;                 /* tasks this run starts */
 	struct mg_farm farm;
+	struct mg_farm_node node;
+	char joblog[PATH_MAX]; /* this node's: --joblog FILE, or FILE.<rank> across nodes */
+	char claims[PATH_MAX]; /* across nodes: FILE.claims/<run> */
+	char **texts;          /* the joblogs read, kept while their entries are */
+	size_t ntexts;
 };
 
 /* Options and configuration. Returns MG_PARSE_RUN, MG_PARSE_EXIT_OK after
@@ -325,23 +332,58 @@ static int set_limits(struct launch *l)
 	return 0;
 }
 
-/* The joblog's lines, every file of them, appended to *entries; text keeps
- * them alive. Returns 0, or -errno (said). */
-static int read_joblog(const char *path, char **text, struct mg_joblog_entry **entries, size_t *n)
+/* One joblog's lines, appended to *entries; its text is kept in l->texts
+ * while they point into it. Returns 0, or -errno (said). */
+static int read_joblog(struct launch *l, const char *path, struct mg_joblog_entry **entries, size_t *n)
 {
-	char err[512];
-	ssize_t len = mg_read_file_max(path, (size_t)1 << 30, text);
+	char err[512], *text = NULL, *name = NULL, **more;
+	ssize_t len = mg_read_file_max(path, (size_t)1 << 30, &text);
 	int r;
 
 	if (len == -ENOENT)
 		return 0; /* nothing ran yet: everything runs */
 	if (len < 0)
 		return mg_log_errno(LOG_ERR, (int)len, "cannot read the joblog %s: %m", path);
-	if (strlen(*text) != (size_t)len)
+	if (!(more = realloc(l->texts, (l->ntexts + 2) * sizeof(*more))) || !(name = strdup(path))) {
+		free(text);
+		if (more)
+			l->texts = more;
+		return log_err("out of memory reading the joblog %s", path), -ENOMEM;
+	}
+	l->texts = more;
+	l->texts[l->ntexts++] = text;
+	l->texts[l->ntexts++] = name;
+	path = name;
+	if (strlen(text) != (size_t)len)
 		return log_err("the joblog %s holds a NUL byte: not a joblog", path), -EBADMSG;
-	if ((r = mg_joblog_parse(*text, path, entries, n, err, sizeof(err))) < 0)
+	if ((r = mg_joblog_parse(text, path, entries, n, err, sizeof(err))) < 0)
 		return log_err("%s", r == -ENOMEM ? "out of memory reading the joblog" : err), r;
 	return 0;
+}
+
+/* FILE and every node's FILE.<rank> beside it: a sweep run across nodes
+ * resumes on one node or many. Returns 0, or -errno (said). */
+static int read_joblogs(struct launch *l, struct mg_joblog_entry **entries, size_t *n)
+{
+	const char *path = l->opt.joblog_path, *slash = strrchr(path, '/');
+	char dir[PATH_MAX], file[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	int r = read_joblog(l, path, entries, n);
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	if (r < 0 || !(dp = opendir(dir)))
+		return r < 0 ? r
+		             : mg_log_errno(LOG_ERR, -errno, "cannot read the folder of the joblog %s: %m",
+		                            path);
+	while (r >= 0 && (d = readdir(dp)))
+		if (mg_farm_is_node_joblog(slash ? slash + 1 : path, d->d_name)) {
+			if ((size_t)snprintf(file, sizeof(file), "%s%s", slash ? dir : "", d->d_name) <
+			    sizeof(file))
+				r = read_joblog(l, file, entries, n);
+		}
+	closedir(dp);
+	return r;
 }
 
 /* The farm: each task's command text for the joblog, what a resume runs
@@ -349,7 +391,6 @@ static int read_joblog(const char *path, char **text, struct mg_joblog_entry **e
 static int plan_farm(struct launch *l)
 {
 	const struct mg_options *opt = &l->opt;
-	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ struct mg_joblog_entry *entries = NULL;
 	size_t nentries = 0;
 	char err[1024];
@@ -359,6 +400,17 @@ static int plan_farm(struct launch *l)
 	l->torun = l->total;
 	if (!opt->joblog_path)
 		return 0;
+	/* Across nodes: a joblog of our own and this run's claim folder. */
+	if ((r = mg_farm_node_from_env(environ, &l->node, err, sizeof(err))) < 0)
+		return log_err("%s", err), r;
+	snprintf(l->joblog, sizeof(l->joblog), "%s", opt->joblog_path);
+	if (l->node.multi) {
+		snprintf(l->joblog, sizeof(l->joblog), "%s.%lu", opt->joblog_path, l->node.rank);
+		snprintf(l->claims, sizeof(l->claims), "%s.claims/%s", opt->joblog_path, l->node.run_id);
+		if (!opt->quiet)
+			log_notice("node %lu of %lu (%s): joblog %s, lines claimed in %s", l->node.rank,
+			           l->node.size, l->node.rank_from, l->joblog, l->claims);
+	}
 	if (!(l->farm.commands = calloc(l->total, sizeof(char *))))
 		return log_err("out of memory for %zu tasks' commands", l->total), -ENOMEM;
 	for (size_t i = 0; i < l->total; i++) {
@@ -370,7 +422,7 @@ static int plan_farm(struct launch *l)
 	}
 	if (!opt->resume)
 		return 0;
-	if ((r = read_joblog(opt->joblog_path, &text, &entries, &nentries)) < 0)
+	if ((r = read_joblogs(l, &entries, &nentries)) < 0)
 		return r;
 	if (!(l->plans = calloc(l->total, sizeof(*l->plans))))
 		return log_err("out of memory for %zu tasks", l->total), -ENOMEM;
@@ -385,7 +437,7 @@ static int plan_farm(struct launch *l)
 	        .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
 	};
 	if ((r = mg_resume_decide(&in, l->plans, err, sizeof(err))) < 0)
-		return log_err("%s: %s", opt->joblog_path, r == -ENOMEM ? "out of memory" : err), r;
+		return log_err("%s", r == -ENOMEM ? "out of memory" : err), r;
 	size_t done = 0, failed = 0, retry = 0;
 	l->torun = 0;
 	for (size_t i = 0; i < l->total; i++) {
@@ -432,14 +484,24 @@ static int open_farm(struct launch *l)
 		snprintf(l->farm.host, sizeof(l->farm.host), ":");
 	if ((dot = strchr(l->farm.host, '.')))
 		*dot = '\0';
-	l->farm.joblog_path = opt->joblog_path;
+	if (l->node.multi) {
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof(parent), "%s.claims", opt->joblog_path);
+		if ((mkdir(parent, 0777) < 0 && errno != EEXIST) ||
+		    (mkdir(l->claims, 0777) < 0 && errno != EEXIST) ||
+		    (l->farm.claims_fd = open(l->claims, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return mg_log_errno(LOG_ERR, -errno, "cannot make the claim folder %s: %m",
+			                    l->claims);
+		l->farm.claims_path = l->claims;
+	}
+	l->farm.joblog_path = l->joblog;
 	l->farm.joblog_fd = open(
-	        opt->joblog_path,
-	        O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (opt->resume ? 0 : O_TRUNC), 0666);
+	        l->joblog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (opt->resume ? 0 : O_TRUNC),
+	        0666);
 	if (l->farm.joblog_fd < 0 || fstat(l->farm.joblog_fd, &st) < 0)
-		return mg_log_errno(LOG_ERR, -errno, "cannot open the joblog %s: %m", opt->joblog_path);
+		return mg_log_errno(LOG_ERR, -errno, "cannot open the joblog %s: %m", l->joblog);
 	if (st.st_size == 0 && write(l->farm.joblog_fd, MG_JOBLOG_HEADER, strlen(MG_JOBLOG_HEADER)) < 0)
-		return mg_log_errno(LOG_ERR, -errno, "cannot write the joblog %s: %m", opt->joblog_path);
+		return mg_log_errno(LOG_ERR, -errno, "cannot write the joblog %s: %m", l->joblog);
 	return 0;
 }
 
@@ -543,6 +605,15 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 	        .farm = &l->farm,
 	};
 	(void)mg_supervise(&sc, ret_signal);
+	/* Lines other nodes ran are in their joblogs and reports, not ours. */
+	size_t kept = 0;
+	for (size_t i = 0; i < l->torun; i++)
+		if (!tasks[i].elsewhere)
+			tasks[kept++] = tasks[i];
+	if (kept < l->torun && !l->opt.quiet)
+		log_notice("%zu of the %zu tasks ran on other nodes (their joblogs %s.<rank>)",
+		           l->torun - kept, l->torun, l->opt.joblog_path);
+	l->torun = kept;
 	return tasks;
 }
 
@@ -568,7 +639,7 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        l->opt.metrics_path, &info, tasks, l->torun,
 	        mg_report_finish(l->opt.quiet ? NULL : stderr, l->opt.report_path, &info, tasks, l->torun));
 	if (l->farm.joblog_failed) {
-		log_err("the joblog %s misses attempts (see above)", l->opt.joblog_path);
+		log_err("the joblog %s misses attempts (see above)", l->joblog);
 		return MG_EXIT_USAGE;
 	}
 	return status;
@@ -620,6 +691,9 @@ out:
 	mg_placement_teardown(&l.placement);
 	mg_cgroup_mount_done(&l.mount);
 	mg_farm_done(&l.farm, l.total);
+	for (size_t i = 0; i < l.ntexts; i++)
+		free(l.texts[i]);
+	free(l.texts);
 	free(l.plans);
 	mg_tasklist_done(&l.list);
 	if (l.procfd >= 0)

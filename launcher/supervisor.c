@@ -302,7 +302,19 @@ static void start_more(struct supervisor *s)
 	struct mg_task *t;
 
 	while (!s->stopping && (t = pick(s))) {
-		if (start_task(s, t) < 0) {
+		/* A line another node took first is its, not ours. */
+		int claim = cfg->farm && !t->claimed ? mg_farm_claim(cfg->farm, t) : 1;
+		if (claim == 0) {
+			t->state = MG_TASK_DONE;
+			t->elsewhere = true;
+			s->counts.elsewhere++;
+			s->done++;
+			continue;
+		}
+		t->claimed = claim > 0;
+		if (claim < 0)
+			t->spawn_errno = -claim;
+		if (claim < 0 || start_task(s, t) < 0) {
 			/* Reported in its own row; the other tasks go on. */
 			t->state = MG_TASK_DONE;
 			t->end_usec = mg_now_usec();
@@ -470,7 +482,8 @@ static void attempt_ended(struct supervisor *s, struct mg_task *t)
 		                      .cgfd = -1,
 		                      .share = share,
 		                      .attempt = t->attempt + 1,
-		                      .first_attempt = t->first_attempt};
+		                      .first_attempt = t->first_attempt,
+		                      .claimed = t->claimed};
 		s->counts.retried++;
 		return;
 	}

@@ -30,19 +30,19 @@ static const char *duration(uint64_t secs, char buf[32])
 const char *mg_farm_status_format(const struct mg_farm_counts *c, char *buf, size_t size)
 {
 	char in_use[MG_SIZE_STRLEN], budget[MG_SIZE_STRLEN], eta[40], d[32];
-	size_t finished = c->ok + c->failed;
+	size_t finished = c->ok + c->failed, total = c->total - c->elsewhere;
 
-	if (finished == c->total)
+	if (finished == total)
 		snprintf(eta, sizeof(eta), "done");
 	else if (finished == 0)
 		snprintf(eta, sizeof(eta), "ETA ?");
 	else
 		snprintf(eta, sizeof(eta), "ETA %s",
-		         duration(c->elapsed_usec / finished * (c->total - finished) / 1000000u, d));
+		         duration(c->elapsed_usec / finished * (total - finished) / 1000000u, d));
 	snprintf(buf, size,
 	         "%zu/%zu done (%zu failed), %zu running, %zu retried, %zu OOM kill%s, budget %s/%s in use, "
 	         "%s",
-	         finished, c->total, c->failed, c->running, c->retried, c->memory_kills,
+	         finished, total, c->failed, c->running, c->retried, c->memory_kills,
 	         c->memory_kills == 1 ? "" : "s", mg_size_format(c->in_use, in_use),
 	         mg_size_format(c->budget, budget), eta);
 	return buf;
@@ -106,8 +106,33 @@ fail:
 	                    dir, t->index);
 }
 
+int mg_farm_claim(const struct mg_farm *f, const struct mg_task *t)
+{
+	char name[32], note[128];
+	int fd;
+
+	if (f->claims_fd < 0)
+		return 1;
+	snprintf(name, sizeof(name), "%u", t->index + 1);
+	fd = openat(f->claims_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+	if (fd < 0 && errno == EEXIST)
+		return 0;
+	if (fd < 0)
+		return mg_log_errno(LOG_ERR, -errno, "cannot claim task %u in %s: %m", t->index,
+		                    f->claims_path);
+	/* Who has it, for a person looking: the claim is its existence. */
+	int n = snprintf(note, sizeof(note), "%s %d\n", f->host, (int)getpid());
+	if (write(fd, note, (size_t)n) < 0) {
+		/* the claim stands without it */
+	}
+	close(fd);
+	return 1;
+}
+
 void mg_farm_done(struct mg_farm *f, size_t ntasks)
 {
+	if (f->claims_fd >= 0)
+		close(f->claims_fd);
 	if (f->joblog_fd >= 0)
 		close(f->joblog_fd);
 	if (f->results_fd >= 0)

@@ -220,6 +220,7 @@ int mg_joblog_parse(char *text, const char *name, struct mg_joblog_entry **entri
 			         *why ? why : "longer than any memguard writes");
 			return -EBADMSG;
 		}
+		e.file = name;
 		e.lineno = lineno;
 		if (*n % 64 == 0) {
 			struct mg_joblog_entry *bigger = realloc(*entries, (*n + 64) * sizeof(**entries));
@@ -247,19 +248,19 @@ int mg_resume_decide(const struct mg_resume_input *in, struct mg_resume_plan *re
 		const struct mg_joblog_entry *e = &in->entries[i];
 		if (e->seq > in->ntasks) {
 			snprintf(err, errsize,
-			         "joblog line %zu is task %lu, and the task list has %zu: the task file "
-			         "changed "
-			         "since the joblog was written",
-			         e->lineno, e->seq, in->ntasks);
+			         "joblog %s: line %zu is task %lu, and the task list has %zu: the task file "
+			         "changed since the joblog was written",
+			         e->file ? e->file : "", e->lineno, e->seq, in->ntasks);
 			r = -EBADMSG;
 			goto out;
 		}
 		size_t k = e->seq - 1;
 		if (strcmp(e->command, in->commands[k]) != 0) {
 			snprintf(err, errsize,
-			         "joblog line %zu: task %lu ran \"%.200s\", and the task list now makes it "
+			         "joblog %s: line %zu: task %lu ran \"%.200s\", and the task list now makes "
+			         "it "
 			         "\"%.200s\": the task file changed since the joblog was written",
-			         e->lineno, e->seq, e->command, in->commands[k]);
+			         e->file ? e->file : "", e->lineno, e->seq, e->command, in->commands[k]);
 			r = -EBADMSG;
 			goto out;
 		}

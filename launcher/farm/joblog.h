@@ -34,7 +34,8 @@ struct mg_joblog_entry {
 	const char *outcome; /* one word, mg_attempt_outcome */
 	unsigned attempt;    /* 1, 2, ... */
 	const char *command; /* escaped (mg_joblog_command) */
-	size_t lineno;       /* parsed: where it was, from 1 */
+	const char *file;    /* parsed: which joblog */
+	size_t lineno;       /* and which line of it, from 1 */
 };
 
 /* The words an attempt ends with in the Outcome column: mg_task_outcome's
@@ -103,6 +104,6 @@ struct mg_resume_input {
  * retry's share; any other failure is done under --resume and runs again
  * (attempt numbers go on, the retries count afresh) under --resume-failed.
  * A seq whose command text differs from the task's, or that the task list
- * does not have, is -EBADMSG with the joblog's line in err: the task file
+ * does not have, is -EBADMSG with the joblog and line in err: the task file
  * changed since the joblog was written. ret is an array of ntasks. */
 int mg_resume_decide(const struct mg_resume_input *in, struct mg_resume_plan *ret, char *err, size_t errsize);

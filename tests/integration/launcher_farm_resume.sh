@@ -78,5 +78,5 @@ status=$?
 set -e
 cat "$work/err4"
 assert_eq "$status" 125 "exit status with an edited task file"
-assert_contains "$work/err4" "joblog line [0-9]*: task 5 ran .*case-5.*the task file changed" "edited line named"
+assert_contains "$work/err4" "joblog .*sweep.log: line [0-9]*: task 5 ran .*case-5.*the task file changed" "edited line named"
 assert_no_leftover

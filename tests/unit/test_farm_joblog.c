@@ -189,7 +189,7 @@ struct resume_case {
 #define E(s_, o_, a_, sh_, pk_)                                                                              \
 	{                                                                                                    \
 		.seq = s_, .host = "h", .outcome = o_, .attempt = a_, .share = sh_, .peak = pk_,             \
-		.peak_known = pk_ != 0, .command = cmds[s_ - 1], .lineno = 10 + s_                           \
+		.peak_known = pk_ != 0, .command = cmds[s_ - 1], .file = "j", .lineno = 10 + s_              \
 	}
 /* A task the joblog does not have: it runs from attempt 1. */
 #define FRESH                                                                                                \
@@ -293,13 +293,13 @@ static void resume_changed_task_file(void **state)
 
 	e[1].command = "t 2 edited";
 	assert_int_equal(mg_resume_decide(&in, got, err, sizeof(err)), -EBADMSG);
-	assert_non_null(strstr(err, "joblog line 12: task 2 ran \"t 2 edited\""));
+	assert_non_null(strstr(err, "joblog j: line 12: task 2 ran \"t 2 edited\""));
 	assert_non_null(strstr(err, "now makes it \"t 2\""));
 
 	e[1].command = cmds[1];
 	e[1].seq = 7; /* beyond the list's 6 */
 	assert_int_equal(mg_resume_decide(&in, got, err, sizeof(err)), -EBADMSG);
-	assert_non_null(strstr(err, "joblog line 12 is task 7, and the task list has 6"));
+	assert_non_null(strstr(err, "joblog j: line 12 is task 7, and the task list has 6"));
 }
 
 int main(void)
