@@ -15,6 +15,7 @@
 #include "budget.h"
 #include "farm/farm.h"
 #include "farm/joblog.h"
+#include "farm/merge.h"
 #include "farm/nodes.h"
 #include "memguard/cgroup.h"
 #include "memguard/config.h"
@@ -653,6 +654,9 @@ int main(int argc, char **argv)
 	int r, status = MG_EXIT_USAGE;
 
 	mg_log_setup("memguard", MG_LOG_STDERR, LOG_INFO);
+	/* A subcommand; a program named report runs as memguard -- report. */
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return mg_report_joblogs_main(argc - 1, argv + 1, stdout);
 	r = configure(&l, argc, argv);
 	if (r != MG_PARSE_RUN) {
 		status = r == MG_PARSE_EXIT_OK ? MG_EXIT_OK : MG_EXIT_USAGE;

@@ -76,6 +76,7 @@ static const struct option long_options[] = {
 void mg_options_usage(void *out)
 {
 	fputs("Usage: memguard [OPTIONS] [--] COMMAND [ARGS...]\n"
+	      "       memguard report JOBLOG...   (merge a sweep's joblogs into one summary)\n"
 	      "Run N copies of COMMAND (or one per line of a task file), each in its own\n"
 	      "cgroup with an even share of the node's memory and heap flags to match.\n"
 	      "\n"

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "farm/joblog.h"
+#include "farm/merge.h"
 
 #define MiB (1ull << 20)
 
@@ -302,6 +303,41 @@ static void resume_changed_task_file(void **state)
 	assert_non_null(strstr(err, "joblog j: line 12 is task 7, and the task list has 6"));
 }
 
+/* memguard report: lines of several joblogs grouped by Seq. */
+static void merge_joblogs(void **state)
+{
+	struct mg_joblog_entry e[] = {
+	        E(1, "ok", 1, 100 * MiB, 10 * MiB),
+	        E(2, "oom_killed", 1, 100 * MiB, 100 * MiB),
+	        E(2, "ok", 2, 200 * MiB, 150 * MiB), /* from another node's joblog, say */
+	        E(4, "oom_killed", 1, 100 * MiB, 100 * MiB),
+	        E(4, "killed_by_memguardd", 3, 400 * MiB, 400 * MiB),
+	        E(4, "oom_killed", 2, 200 * MiB, 200 * MiB),
+	        E(5, "interrupted", 1, 100 * MiB, 1 * MiB),
+	        E(5, "ok", 1, 100 * MiB, 1 * MiB),
+	};
+	struct mg_merged m;
+
+	e[7].command = "edited"; /* seq 5 with two command texts */
+	assert_int_equal(mg_merge_joblogs(e, 8, &m), 0);
+	assert_int_equal(m.ntasks, 5);
+	assert_int_equal(m.seen, 4); /* seq 3 has no line */
+	assert_null(m.tasks[2].last);
+	assert_int_equal(m.ok, 3);
+	assert_int_equal(m.failed, 1);
+	assert_int_equal(m.retries, 1 + 2 + 1);
+	assert_int_equal(m.memory_kills, 4);
+	assert_int_equal(m.conflicts, 1);
+	assert_true(m.tasks[1].ok);
+	assert_int_equal(m.tasks[1].last->attempt, 2);
+	assert_false(m.tasks[3].ok);
+	assert_int_equal(m.tasks[3].attempts, 3);
+	assert_string_equal(m.tasks[3].last->outcome, "killed_by_memguardd"); /* the highest attempt */
+	assert_true(m.tasks[4].ok);
+	assert_string_equal(m.tasks[4].last->outcome, "ok");
+	mg_merge_done(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +348,7 @@ int main(void)
 	        cmocka_unit_test(parse_files),
 	        cmocka_unit_test(resume_table),
 	        cmocka_unit_test(resume_changed_task_file),
+	        cmocka_unit_test(merge_joblogs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
