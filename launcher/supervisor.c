@@ -340,6 +340,25 @@ static int open_task_cgroup(const struct supervisor *s, const struct mg_task *t)
 	return mg_cg_open(s->cfg->placement->runfd, task_cgroup_name(t, name));
 }
 
+/* A task_tag (1 + MEMGUARD_TASK, the task's index in the list) as 1 + its
+ * position in cfg->tasks, which a resume or other nodes' claims leave
+ * shorter than the list; 0 for none. The tasks are in index order. */
+static uint32_t tag_position(const struct mg_supervisor_config *cfg, uint32_t tag)
+{
+	size_t lo = 0, hi = cfg->ntasks;
+
+	while (tag && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cfg->tasks[mid].index == tag - 1)
+			return (uint32_t)mid + 1;
+		if (cfg->tasks[mid].index < tag - 1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
 /* Degraded mode: scans /proc and says which task each process belongs to
  * (mg_proc_attribute), reading MEMGUARD_TASK only of our own orphans, then
  * remembers every attributed process for the next scan. Returns the count,
@@ -370,6 +389,7 @@ static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **r
 			continue;
 		if (mg_proc_read_task_tag(cfg->procfd, procs[i].pid, &procs[i].task_tag) < 0)
 			procs[i].task_tag = 0; /* not readable, or cleared: nothing to go by */
+		procs[i].task_tag = tag_position(cfg, procs[i].task_tag);
 	}
 	mg_proc_attribute(procs, (size_t)n, roots, cfg->ntasks, s->self, s->seen, s->nseen, task);
 	for (int i = 0; i < n; i++) {
@@ -389,16 +409,17 @@ static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **r
 	return n;
 }
 
-/* Degraded mode: SIGKILLs every process of task index, in its process group
- * or not. Returns how many were signalled, or -errno. */
-static int kill_attributed(struct supervisor *s, unsigned index)
+/* Degraded mode: SIGKILLs every process of the task at position (in
+ * cfg->tasks), in its process group or not. Returns how many were
+ * signalled, or -errno. */
+static int kill_attributed(struct supervisor *s, size_t position)
 {
 	_cleanup_free_ struct mg_proc *procs = NULL;
 	_cleanup_free_ long *task = NULL;
 	int n = scan_tasks(s, &procs, &task), killed = 0;
 
 	for (int k = 0; k < n; k++)
-		if (task[k] == (long)index && procs[k].pid != s->self && kill(procs[k].pid, SIGKILL) == 0)
+		if (task[k] == (long)position && procs[k].pid != s->self && kill(procs[k].pid, SIGKILL) == 0)
 			killed++;
 	return n < 0 ? n : killed;
 }
@@ -415,7 +436,7 @@ static void kill_task(struct supervisor *s, struct mg_task *t)
 	} else if (t->state == MG_TASK_RUNNING) {
 		if (kill(-t->pid, SIGKILL) < 0 && errno != ESRCH)
 			r = -errno;
-		int k = kill_attributed(s, t->index);
+		int k = kill_attributed(s, (size_t)(t - s->cfg->tasks));
 		r = r < 0 ? r : k < 0 ? k : 0;
 	}
 	if (r < 0 && r != -ENOENT)
