@@ -606,14 +606,22 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 	        .farm = &l->farm,
 	};
 	(void)mg_supervise(&sc, ret_signal);
-	/* Lines other nodes ran are in their joblogs and reports, not ours. */
-	size_t kept = 0;
-	for (size_t i = 0; i < l->torun; i++)
-		if (!tasks[i].elsewhere)
+	/* Lines other nodes ran are in their joblogs and reports, not ours; a
+	 * line no node claimed before a stop is nobody's yet, and a resume
+	 * runs it. */
+	size_t kept = 0, unclaimed = 0;
+	for (size_t i = 0; i < l->torun; i++) {
+		bool nobodys = l->node.multi && tasks[i].state == MG_TASK_PENDING && !tasks[i].claimed;
+		unclaimed += nobodys;
+		if (!tasks[i].elsewhere && !nobodys)
 			tasks[kept++] = tasks[i];
-	if (kept < l->torun && !l->opt.quiet)
+	}
+	if (kept + unclaimed < l->torun && !l->opt.quiet)
 		log_notice("%zu of the %zu tasks ran on other nodes (their joblogs %s.<rank>)",
-		           l->torun - kept, l->torun, l->opt.joblog_path);
+		           l->torun - kept - unclaimed, l->torun, l->opt.joblog_path);
+	if (unclaimed && !l->opt.quiet)
+		log_notice("%zu tasks were claimed by no node before the run was stopped: a resume runs them",
+		           unclaimed);
 	l->torun = kept;
 	return tasks;
 }
