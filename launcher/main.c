@@ -586,6 +586,7 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 	        .command = l->command,
 	        .tasks = tasks,
 	        .ntasks = l->torun,
+	        .list_size = l->total,
 	        .parallel = l->parallel,
 	        .share = l->budget.share,
 	        .rlimit_as = l->limits.rlimit_as,

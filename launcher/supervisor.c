@@ -200,7 +200,8 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 		snprintf(env[nenv++].value, sizeof(env[0].value), "%s", s->run_token);
 	}
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_NTASKS"};
-	snprintf(env[nenv++].value, sizeof(env[0].value), "%zu", cfg->ntasks);
+	snprintf(env[nenv++].value, sizeof(env[0].value), "%zu",
+	         cfg->list_size ? cfg->list_size : cfg->ntasks);
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_MEM_BYTES"};
 	snprintf(env[nenv++].value, sizeof(env[0].value), "%" PRIu64, t->share);
 

@@ -17,6 +17,7 @@ struct mg_supervisor_config {
 	char *const *command; /* the template; {} becomes a task's param */
 	struct mg_task *tasks;
 	size_t ntasks;
+	size_t list_size; /* tasks in the whole list (MEMGUARD_NTASKS); 0: ntasks. More after a resume */
 	unsigned parallel;
 	uint64_t share;
 	uint64_t rlimit_as; /* 0: none */

@@ -40,6 +40,9 @@ assert_eq "$(($(wc -l <"$work/sweep.log.0") + $(wc -l <"$work/sweep.log.1") - 2)
 assert_eq "$(awk -F'\t' 'FNR > 1 && $12 == "ok"' "$work/sweep.log.0" | wc -l)" "$on0" "node 0's joblog"
 assert_eq "$(ls "$work/sweep.log.claims/run1" | wc -l)" 16 "claims"
 [ ! -e "$work/sweep.log" ] || fail "a joblog without a rank was written"
+"$memguard" report "$work"/sweep.log.[01] >"$work/report" || { cat "$work/report"; fail "memguard report failed"; }
+cat "$work/report"
+assert_contains "$work/report" "16 tasks in 2 joblogs: 16 done, 0 failed" "memguard report's sums"
 
 # The second sweep: node 1 dies halfway.
 rm -rf "$work/sweep.log"* && : >"$work/started" && : >"$work/done"

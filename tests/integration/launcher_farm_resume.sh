@@ -8,7 +8,7 @@
 
 seq 1 12 | sed 's/^/case-/' >"$work/list"
 # Each task notes that it started and, 1.5 s later, that it completed.
-task='echo {} >>'"$work"'/started; sleep 1.5; echo {} >>'"$work"'/completed'
+task='echo {} >>'"$work"'/started; echo $MEMGUARD_NTASKS >>'"$work"'/ntasks; sleep 1.5; echo {} >>'"$work"'/completed'
 touch "$work/started" "$work/completed"
 
 "$memguard" -n 3 --tasks "$work/list" --joblog "$work/sweep.log" -- sh -c "$task" 2>"$work/err1" &
@@ -47,6 +47,8 @@ cat "$work/err2"
 assert_contains "$work/err2" "resuming from $work/sweep.log: $done1 of 12 tasks done" "resume summary"
 assert_contains "$work/err2" "memguard: [0-9]*/$((12 - done1)) done (0 failed), [0-9]* running" "status line on SIGALRM"
 
+# A resumed task still sees the whole list's size, not the resumed run's.
+assert_eq "$(sort -u "$work/ntasks")" 12 "MEMGUARD_NTASKS of every task"
 # Every line's work completed exactly once.
 assert_eq "$(sort "$work/completed" | uniq -d | wc -l)" 0 "lines completed twice"
 assert_eq "$(sort -u "$work/completed" | wc -l)" 12 "lines completed"
