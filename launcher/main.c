@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "budget.h"
+#include "run/budget.h"
 #include "farm/farm.h"
 #include "farm/joblog.h"
 #include "farm/merge.h"
@@ -25,14 +25,14 @@
 #include "memguard/paths.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
-#include "metrics.h"
+#include "report/metrics.h"
 #include "options.h"
-#include "placement.h"
-#include "preflight.h"
-#include "report.h"
-#include "runtime.h"
-#include "supervisor.h"
-#include "tasklist.h"
+#include "run/placement.h"
+#include "run/preflight.h"
+#include "report/report.h"
+#include "runtime/runtime.h"
+#include "run/supervisor.h"
+#include "farm/tasklist.h"
 
 extern char **environ;
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "memguard/config.h"
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 /* Exit statuses of memguard itself (docs/launcher.md). */
 enum {

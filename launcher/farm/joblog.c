@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 
 #include "farm/schedule.h"
-#include "memreason.h"
-#include "metrics.h"
-#include "report.h"
+#include "report/memreason.h"
+#include "report/metrics.h"
+#include "report/report.h"
 
 const char *mg_attempt_outcome(const struct mg_task *t)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
+#include "run/budget.h"
 
 static bool number(const char *s, unsigned long *ret)
 {

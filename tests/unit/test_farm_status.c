@@ -15,7 +15,7 @@
 
 #include "farm/farm.h"
 #include "farm/sizing.h"
-#include "report.h"
+#include "report/report.h"
 
 #define MiB (1ull << 20)
 

@@ -21,9 +21,9 @@
 
 #include "fake_tree.h"
 #include "memguard/util.h"
-#include "report.h"
-#include "spawn.h"
-#include "supervisor.h"
+#include "report/report.h"
+#include "run/spawn.h"
+#include "run/supervisor.h"
 
 /* A child that sends sig to us twice, first after first_ms, then gap_ms later. */
 static pid_t signal_twice(int sig, int first_ms, int gap_ms)

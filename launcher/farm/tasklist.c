@@ -1,5 +1,5 @@
 /* Reading a --tasks file: one task per non-blank line. */
-#include "tasklist.h"
+#include "farm/tasklist.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Running the tasks: start, reap, forward signals, grace kill, watchdog. */
-#include "supervisor.h"
+#include "run/supervisor.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -21,9 +21,9 @@
 #include "memguard/util.h"
 #include "farm/joblog.h"
 #include "farm/schedule.h"
-#include "memreason.h"
-#include "spawn.h"
-#include "watcher.h"
+#include "report/memreason.h"
+#include "run/spawn.h"
+#include "run/watcher.h"
 
 /* How long a SIGKILLed launcher's watcher gives the run's processes after
  * SIGTERM before SIGKILL: the grace period, at most this. */

@@ -1,11 +1,11 @@
 /* Command-line unwrapping: env [-S] and other wrappers, and "#!" lines (see cmdline.h). */
-#include "cmdline.h"
+#include "runtime/cmdline.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "chars.h"
+#include "runtime/chars.h"
 #include "memguard/util.h"
 
 static bool is_blank(char c)

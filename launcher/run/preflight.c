@@ -1,5 +1,5 @@
 /* Checks before a run starts: memguardd's presence and the command's program. */
-#include "preflight.h"
+#include "run/preflight.h"
 
 #include <errno.h>
 #include <fcntl.h>

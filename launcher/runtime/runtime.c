@@ -1,5 +1,5 @@
 /* Runtime detection: which language runtime a command runs, and the names of runtimes (see runtime.h). */
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "chars.h"
-#include "cmdline.h"
-#include "elf_go.h"
+#include "runtime/chars.h"
+#include "runtime/cmdline.h"
+#include "runtime/elf_go.h"
 #include "memguard/util.h"
 
 /* ---------------------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* Where the run's cgroups go, and setting them up. */
-#include "placement.h"
+#include "run/placement.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +18,9 @@
 #include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
-#include "askplace.h"
-#include "relay.h"
-#include "spawn.h"
+#include "run/askplace.h"
+#include "run/relay.h"
+#include "run/spawn.h"
 
 #define CONTROLLERS "memory pids"
 

@@ -1,5 +1,5 @@
 /* The budget, each task's share, and the limits a share becomes (pure). */
-#include "budget.h"
+#include "run/budget.h"
 
 #include <errno.h>
 #include <inttypes.h>

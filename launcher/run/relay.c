@@ -1,5 +1,5 @@
 /* The launcher's first process, relaying to the launcher that memguardd placed. */
-#include "relay.h"
+#include "run/relay.h"
 
 #include <errno.h>
 #include <fcntl.h>

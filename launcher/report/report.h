@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-#include "runtime.h"
+#include "runtime/runtime.h"
 #include "task.h"
 
 struct mg_run_info {

@@ -9,7 +9,7 @@
 
 #include "memguard/config.h"
 #include "memguard/meminfo.h"
-#include "placement.h"
+#include "run/placement.h"
 
 /* A number and where it came from, for --explain. */
 struct mg_sourced {

@@ -1,5 +1,5 @@
 /* The degraded-mode watcher: outlives a SIGKILLed launcher to kill the run. */
-#include "watcher.h"
+#include "run/watcher.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "memguard/metrics.h"
-#include "report.h"
+#include "report/report.h"
 #include "task.h"
 
 /* A task's outcome in one word, for the outcome label: ok, failed,

@@ -1,5 +1,5 @@
 /* Starting one task inside its cgroup, with its rlimit and environment. */
-#include "spawn.h"
+#include "run/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>

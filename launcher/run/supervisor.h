@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "budget.h"
+#include "run/budget.h"
 #include "farm/farm.h"
-#include "placement.h"
-#include "runtime.h"
+#include "run/placement.h"
+#include "runtime/runtime.h"
 #include "task.h"
 
 struct mg_supervisor_config {

@@ -1,5 +1,5 @@
 /* Whether a failed task had come near its RLIMIT_AS, memory.max or share. */
-#include "memreason.h"
+#include "report/memreason.h"
 
 #include <errno.h>
 #include <inttypes.h>

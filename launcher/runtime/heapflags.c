@@ -1,5 +1,5 @@
 /* Heap flags per runtime from a task's share, never overriding the user's own (see runtime.h). */
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "chars.h"
-#include "cmdline.h"
+#include "runtime/chars.h"
+#include "runtime/cmdline.h"
 #include "memguard/util.h"
 
 #define MIB (UINT64_C(1) << 20)

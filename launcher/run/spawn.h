@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 struct mg_spawn_request {
 	char *const *argv;

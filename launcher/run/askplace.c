@@ -1,5 +1,5 @@
 /* Asks memguardd's placement service for a cgroup: the launcher's client. */
-#include "askplace.h"
+#include "run/askplace.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,12 +1,12 @@
 /* Go build info detection in ELF binaries, with bounded reads (see elf_go.h). */
-#include "elf_go.h"
+#include "runtime/elf_go.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "chars.h"
+#include "runtime/chars.h"
 #include "memguard/util.h"
 
 /* The 14-byte magic that opens the Go build info blob (debug/buildinfo). */

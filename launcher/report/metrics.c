@@ -1,6 +1,6 @@
 /* --metrics FILE: the end of a run in Prometheus' text format, from the
  * records the summary and the JSON report are made of. */
-#include "metrics.h"
+#include "report/metrics.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 #include "memguard/log.h"
 #include "options.h"
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 const char *mg_task_outcome(const struct mg_task *t)
 {

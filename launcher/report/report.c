@@ -1,5 +1,5 @@
 /* The summary table on stderr, the JSON report, the exit status. */
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "farm/sizing.h"
-#include "memreason.h"
+#include "report/memreason.h"
 #include "options.h"
 
 int mg_task_exit_status(const struct mg_task *t)
