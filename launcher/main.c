@@ -399,6 +399,15 @@ static int plan_farm(struct launch *l)
 
 	l->retries = opt->retries >= 0 ? (unsigned)opt->retries : opt->tasks_file ? MG_RETRIES_DEFAULT : 0;
 	l->torun = l->total;
+	/* One of several nodes with a task list but no joblog: every node runs
+	 * every line, which is rarely what was meant. */
+	if (!opt->joblog_path && opt->tasks_file && !opt->quiet &&
+	    mg_farm_node_from_env(environ, &l->node, err, sizeof(err)) != 0)
+		log_warn("started as node %lu of %lu (%s) with --tasks but no --joblog: every node runs "
+		         "every line; "
+		         "--joblog FILE shares the list among them",
+		         l->node.rank, l->node.size, l->node.rank_from);
+	l->node = (struct mg_farm_node){0};
 	if (!opt->joblog_path)
 		return 0;
 	/* Across nodes: a joblog of our own and this run's claim folder. */
