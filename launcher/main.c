@@ -1,6 +1,7 @@
 /* memguard: run N tasks, each in its own cgroup with an even share of the
  * node's memory, and report what became of each. */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -8,9 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "budget.h"
+#include "run/budget.h"
+#include "farm/farm.h"
+#include "farm/joblog.h"
+#include "farm/merge.h"
+#include "farm/nodes.h"
 #include "memguard/cgroup.h"
 #include "memguard/contract.h"
 #include "memguard/config.h"
@@ -20,14 +26,14 @@
 #include "memguard/paths.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
-#include "metrics.h"
+#include "report/metrics.h"
 #include "options.h"
-#include "placement.h"
-#include "preflight.h"
-#include "report.h"
-#include "runtime.h"
-#include "supervisor.h"
-#include "tasklist.h"
+#include "run/placement.h"
+#include "run/preflight.h"
+#include "report/report.h"
+#include "runtime/runtime.h"
+#include "run/supervisor.h"
+#include "farm/tasklist.h"
 
 extern char **environ;
 
@@ -140,7 +146,18 @@ struct launch {
 	struct mg_pool_settings pool_set;
 	char **command; /* opt.command, or a copy with the pool's word appended */
 	struct mg_limits limits;
-	char mode[3 * PATH_MAX]; /* the mode in words, for --explain */
+	struct mg_limits_input limits_in; /* to size a retry's limits */
+	char mode[3 * PATH_MAX];          /* the mode in words, for --explain */
+	/* the farm */
+	unsigned retries;
+	struct mg_resume_plan *plans; /* per task of the list; NULL: run them all from attempt 1 */
+	size_t torun;                 /* tasks this run starts */
+	struct mg_farm farm;
+	struct mg_farm_node node;
+	char joblog[PATH_MAX]; /* this node's: --joblog FILE, or FILE.<rank> across nodes */
+	char claims[PATH_MAX]; /* across nodes: FILE.claims/<run> */
+	char **texts;          /* the joblogs read, kept while their entries are */
+	size_t ntexts;
 };
 
 /* Options and configuration. Returns MG_PARSE_RUN, MG_PARSE_EXIT_OK after
@@ -302,6 +319,7 @@ static int set_limits(struct launch *l)
 	        .oom_group = cfg->oom_group,
 	};
 	mg_limits_compute(&in, &l->limits);
+	l->limits_in = in;
 	/* Under RLIMIT_AS every thread's 64 MiB malloc arena counts: a threaded
 	 * task would run out of address space long before memory. */
 	if (l->limits.rlimit_as && !getenv("MALLOC_ARENA_MAX") &&
@@ -324,6 +342,188 @@ static int set_limits(struct launch *l)
 	         l->limits.mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
 	         l->limits.run_capped ? "the run capped at the usable memory"
 	                              : "memguardd takes memory back");
+	return 0;
+}
+
+/* One joblog's lines, appended to *entries; its text is kept in l->texts
+ * while they point into it. Returns 0, or -errno (said). */
+static int read_joblog(struct launch *l, const char *path, struct mg_joblog_entry **entries, size_t *n)
+{
+	char err[512], *text = NULL, *name = NULL, **more;
+	ssize_t len = mg_read_file_max(path, (size_t)1 << 30, &text);
+	int r;
+
+	if (len == -ENOENT)
+		return 0; /* nothing ran yet: everything runs */
+	if (len < 0)
+		return mg_log_errno(LOG_ERR, (int)len, "cannot read the joblog %s: %m", path);
+	if (!(more = realloc(l->texts, (l->ntexts + 2) * sizeof(*more))) || !(name = strdup(path))) {
+		free(text);
+		if (more)
+			l->texts = more;
+		return log_err("out of memory reading the joblog %s", path), -ENOMEM;
+	}
+	l->texts = more;
+	l->texts[l->ntexts++] = text;
+	l->texts[l->ntexts++] = name;
+	path = name;
+	if (strlen(text) != (size_t)len)
+		return log_err("the joblog %s holds a NUL byte: not a joblog", path), -EBADMSG;
+	if ((r = mg_joblog_parse(text, path, entries, n, err, sizeof(err))) < 0)
+		return log_err("%s", r == -ENOMEM ? "out of memory reading the joblog" : err), r;
+	return 0;
+}
+
+/* FILE and every node's FILE.<rank> beside it: a sweep run across nodes
+ * resumes on one node or many. Returns 0, or -errno (said). */
+static int read_joblogs(struct launch *l, struct mg_joblog_entry **entries, size_t *n)
+{
+	const char *path = l->opt.joblog_path, *slash = strrchr(path, '/');
+	char dir[PATH_MAX], file[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	int r = read_joblog(l, path, entries, n);
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	if (r < 0 || !(dp = opendir(dir)))
+		return r < 0 ? r
+		             : mg_log_errno(LOG_ERR, -errno, "cannot read the folder of the joblog %s: %m",
+		                            path);
+	while (r >= 0 && (d = readdir(dp)))
+		if (mg_farm_is_node_joblog(slash ? slash + 1 : path, d->d_name)) {
+			if ((size_t)snprintf(file, sizeof(file), "%s%s", slash ? dir : "", d->d_name) <
+			    sizeof(file))
+				r = read_joblog(l, file, entries, n);
+		}
+	closedir(dp);
+	return r;
+}
+
+/* The farm: each task's command text for the joblog, what a resume runs
+ * (farm/joblog.c), the retries. Returns 0, or -errno (said). */
+static int plan_farm(struct launch *l)
+{
+	const struct mg_options *opt = &l->opt;
+	_cleanup_free_ struct mg_joblog_entry *entries = NULL;
+	size_t nentries = 0;
+	char err[1024];
+	int r;
+
+	l->retries = opt->retries >= 0 ? (unsigned)opt->retries : opt->tasks_file ? MG_RETRIES_DEFAULT : 0;
+	l->torun = l->total;
+	/* One of several nodes with a task list but no joblog: every node runs
+	 * every line, which is rarely what was meant. */
+	if (!opt->joblog_path && opt->tasks_file && !opt->quiet &&
+	    mg_farm_node_from_env(environ, &l->node, err, sizeof(err)) != 0)
+		log_warn("started as node %lu of %lu (%s) with --tasks but no --joblog: every node runs "
+		         "every line; "
+		         "--joblog FILE shares the list among them",
+		         l->node.rank, l->node.size, l->node.rank_from);
+	l->node = (struct mg_farm_node){0};
+	if (!opt->joblog_path)
+		return 0;
+	/* Across nodes: a joblog of our own and this run's claim folder. */
+	if ((r = mg_farm_node_from_env(environ, &l->node, err, sizeof(err))) < 0)
+		return log_err("%s", err), r;
+	snprintf(l->joblog, sizeof(l->joblog), "%s", opt->joblog_path);
+	if (l->node.multi) {
+		snprintf(l->joblog, sizeof(l->joblog), "%s.%lu", opt->joblog_path, l->node.rank);
+		snprintf(l->claims, sizeof(l->claims), "%s.claims/%s", opt->joblog_path, l->node.run_id);
+		if (!opt->quiet)
+			log_notice("node %lu of %lu (%s): joblog %s, lines claimed in %s", l->node.rank,
+			           l->node.size, l->node.rank_from, l->joblog, l->claims);
+	}
+	if (!(l->farm.commands = calloc(l->total, sizeof(char *))))
+		return log_err("out of memory for %zu tasks' commands", l->total), -ENOMEM;
+	for (size_t i = 0; i < l->total; i++) {
+		char **argv = opt->tasks_file ? mg_expand_command(l->command, l->list.lines[i]) : NULL;
+		l->farm.commands[i] = mg_joblog_command(argv ? argv : l->command);
+		mg_free_argv(argv);
+		if (!l->farm.commands[i])
+			return log_err("out of memory for %zu tasks' commands", l->total), -ENOMEM;
+	}
+	if (!opt->resume)
+		return 0;
+	if ((r = read_joblogs(l, &entries, &nentries)) < 0)
+		return r;
+	if (!(l->plans = calloc(l->total, sizeof(*l->plans))))
+		return log_err("out of memory for %zu tasks", l->total), -ENOMEM;
+	struct mg_resume_input in = {
+	        .mode = (enum mg_resume_mode)opt->resume,
+	        .commands = l->farm.commands,
+	        .ntasks = l->total,
+	        .entries = entries,
+	        .nentries = nentries,
+	        .retries = l->retries,
+	        .budget = l->budget.usable,
+	        .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
+	};
+	if ((r = mg_resume_decide(&in, l->plans, err, sizeof(err))) < 0)
+		return log_err("%s", r == -ENOMEM ? "out of memory" : err), r;
+	size_t done = 0, failed = 0, retry = 0;
+	l->torun = 0;
+	for (size_t i = 0; i < l->total; i++) {
+		l->torun += l->plans[i].run;
+		done += !l->plans[i].run && !l->plans[i].failed_before;
+		failed += l->plans[i].failed_before;
+		retry += l->plans[i].run && l->plans[i].share && !l->plans[i].failed_before;
+	}
+	if (!opt->quiet)
+		log_notice("resuming from %s: %zu of %zu tasks done, %zu failed before (%s), %zu to retry, "
+		           "%zu to "
+		           "run",
+		           opt->joblog_path, done, l->total, failed,
+		           opt->resume == MG_RESUME_FAILED ? "run again" : "skipped", retry, l->torun);
+	return 0;
+}
+
+/* Opens the joblog to append to (created, and emptied unless resuming, as
+ * GNU parallel does), with its header when new, and the results folder.
+ * Returns 0, or -errno (said). */
+static int open_farm(struct launch *l)
+{
+	const struct mg_options *opt = &l->opt;
+	struct stat st;
+	char *dot;
+
+	if (opt->results_dir) {
+		if (mkdir(opt->results_dir, 0777) < 0 && errno != EEXIST)
+			return mg_log_errno(LOG_ERR, -errno, "cannot create the results folder %s: %m",
+			                    opt->results_dir);
+		l->farm.results_fd = open(opt->results_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (l->farm.results_fd < 0)
+			return mg_log_errno(LOG_ERR, -errno, "cannot open the results folder %s: %m",
+			                    opt->results_dir);
+		l->farm.results_path = opt->results_dir;
+	}
+	if (opt->progress) {
+		l->farm.progress_tty = isatty(STDERR_FILENO);
+		l->farm.progress_usec = opt->progress_usec ?: l->farm.progress_tty ? 1000000u : 60000000u;
+	}
+	if (!opt->joblog_path)
+		return 0;
+	if (gethostname(l->farm.host, sizeof(l->farm.host) - 1) < 0 || !l->farm.host[0])
+		snprintf(l->farm.host, sizeof(l->farm.host), ":");
+	if ((dot = strchr(l->farm.host, '.')))
+		*dot = '\0';
+	if (l->node.multi) {
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof(parent), "%s.claims", opt->joblog_path);
+		if ((mkdir(parent, 0777) < 0 && errno != EEXIST) ||
+		    (mkdir(l->claims, 0777) < 0 && errno != EEXIST) ||
+		    (l->farm.claims_fd = open(l->claims, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return mg_log_errno(LOG_ERR, -errno, "cannot make the claim folder %s: %m",
+			                    l->claims);
+		l->farm.claims_path = l->claims;
+	}
+	l->farm.joblog_path = l->joblog;
+	l->farm.joblog_fd = open(
+	        l->joblog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (opt->resume ? 0 : O_TRUNC),
+	        0666);
+	if (l->farm.joblog_fd < 0 || fstat(l->farm.joblog_fd, &st) < 0)
+		return mg_log_errno(LOG_ERR, -errno, "cannot open the joblog %s: %m", l->joblog);
+	if (st.st_size == 0 && write(l->farm.joblog_fd, MG_JOBLOG_HEADER, strlen(MG_JOBLOG_HEADER)) < 0)
+		return mg_log_errno(LOG_ERR, -errno, "cannot write the joblog %s: %m", l->joblog);
 	return 0;
 }
 
@@ -375,16 +575,25 @@ static void explain(const struct launch *l)
  * to the end (supervisor.c). Returns the tasks, or NULL (said). */
 static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 {
-	struct mg_task *tasks = calloc(l->total, sizeof(*tasks));
+	struct mg_task *tasks = calloc(l->torun ? l->torun : 1, sizeof(*tasks));
+	size_t n = 0;
 
 	if (!tasks) {
 		log_err("out of memory for %zu tasks", l->total);
 		return NULL;
 	}
 	for (size_t i = 0; i < l->total; i++) {
-		tasks[i].index = (unsigned)i;
-		tasks[i].param = l->opt.tasks_file ? l->list.lines[i] : NULL;
-		tasks[i].share = l->budget.share;
+		const struct mg_resume_plan *p = l->plans ? &l->plans[i] : NULL;
+		if (p && !p->run)
+			continue;
+		struct mg_task *t = &tasks[n++];
+		t->index = (unsigned)i;
+		t->param = l->opt.tasks_file ? l->list.lines[i] : NULL;
+		t->share = p && p->share ? p->share : l->budget.share;
+		t->attempt = p ? p->attempt : 1;
+		/* A retry the last run planned counts on from its attempts; a
+		 * task run again by --resume-failed gets its retries afresh. */
+		t->first_attempt = p && p->share && !p->failed_before ? 1 : t->attempt;
 	}
 	/* One cgroup fd per running task: 1024 tasks need more than the usual
 	 * soft limit of 1024 fds. Tasks get the original limit back. */
@@ -397,7 +606,8 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 	struct mg_supervisor_config sc = {
 	        .command = l->command,
 	        .tasks = tasks,
-	        .ntasks = l->total,
+	        .ntasks = l->torun,
+	        .list_size = l->total,
 	        .parallel = l->parallel,
 	        .share = l->budget.share,
 	        .rlimit_as = l->limits.rlimit_as,
@@ -410,8 +620,31 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 	                l->opt.grace_usec != MG_GRACE_UNSET ? l->opt.grace_usec : l->cfg.kill_grace_usec,
 	        .watchdog_interval_usec = WATCHDOG_INTERVAL_USEC,
 	        .nofile = nofile_raised ? &nofile : NULL,
+	        .budget = l->budget.usable,
+	        .retries = l->retries,
+	        .limits_in = &l->limits_in,
+	        .runtime = l->rt,
+	        .heap_flags = l->opt.heap_flags != 0 && l->cfg.heap_flags,
+	        .farm = &l->farm,
 	};
 	(void)mg_supervise(&sc, ret_signal);
+	/* Lines other nodes ran are in their joblogs and reports, not ours; a
+	 * line no node claimed before a stop is nobody's yet, and a resume
+	 * runs it. */
+	size_t kept = 0, unclaimed = 0;
+	for (size_t i = 0; i < l->torun; i++) {
+		bool nobodys = l->node.multi && tasks[i].state == MG_TASK_PENDING && !tasks[i].claimed;
+		unclaimed += nobodys;
+		if (!tasks[i].elsewhere && !nobodys)
+			tasks[kept++] = tasks[i];
+	}
+	if (kept + unclaimed < l->torun && !l->opt.quiet)
+		log_notice("%zu of the %zu tasks ran on other nodes (their joblogs %s.<rank>)",
+		           l->torun - kept - unclaimed, l->torun, l->opt.joblog_path);
+	if (unclaimed && !l->opt.quiet)
+		log_notice("%zu tasks were claimed by no node before the run was stopped: a resume runs them",
+		           unclaimed);
+	l->torun = kept;
 	return tasks;
 }
 
@@ -430,21 +663,30 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .runtime_note = l->rt_note,
 	        .parallel = l->parallel,
 	        .signal_received = signal_name,
+	        .advise = l->opt.tasks_file != NULL,
 	};
 
-	return mg_run_metrics_finish(
-	        l->opt.metrics_path, &info, tasks, l->total,
-	        mg_report_finish(l->opt.quiet ? NULL : stderr, l->opt.report_path, &info, tasks, l->total));
+	int status = mg_run_metrics_finish(
+	        l->opt.metrics_path, &info, tasks, l->torun,
+	        mg_report_finish(l->opt.quiet ? NULL : stderr, l->opt.report_path, &info, tasks, l->torun));
+	if (l->farm.joblog_failed) {
+		log_err("the joblog %s misses attempts (see above)", l->joblog);
+		return MG_EXIT_USAGE;
+	}
+	return status;
 }
 
 int main(int argc, char **argv)
 {
-	struct launch l = {.procfd = -1, .placement = MG_PLACEMENT_INIT};
+	struct launch l = {.procfd = -1, .placement = MG_PLACEMENT_INIT, .farm = MG_FARM_INIT};
 	const char *signal_name = NULL;
 	struct mg_task *tasks;
 	int r, status = MG_EXIT_USAGE;
 
 	mg_log_setup("memguard", MG_LOG_STDERR, LOG_INFO);
+	/* A subcommand; a program named report runs as memguard -- report. */
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return mg_report_joblogs_main(argc - 1, argv + 1, stdout);
 	r = configure(&l, argc, argv);
 	if (r != MG_PARSE_RUN) {
 		status = r == MG_PARSE_EXIT_OK ? MG_EXIT_OK : MG_EXIT_USAGE;
@@ -454,12 +696,23 @@ int main(int argc, char **argv)
 		status = r;
 		goto out;
 	}
-	if (plan_budget(&l) < 0 || place_run(&l) < 0 || set_limits(&l) < 0)
+	if (plan_budget(&l) < 0 || place_run(&l) < 0 || set_limits(&l) < 0 || plan_farm(&l) < 0)
 		goto out;
 	if (l.opt.explain)
 		explain(&l);
 	if (l.opt.dry_run) {
 		status = MG_EXIT_OK;
+		goto out;
+	}
+	if (open_farm(&l) < 0)
+		goto out;
+	if (l.torun == 0) {
+		if (!l.opt.quiet)
+			log_notice("nothing to run: the joblog %s has every task done%s", l.opt.joblog_path,
+			           l.opt.resume == MG_RESUME
+			                   ? " or failed (--resume-failed runs the failed ones again)"
+			                   : "");
+		status = l.farm.joblog_failed ? MG_EXIT_USAGE : MG_EXIT_OK;
 		goto out;
 	}
 	if ((tasks = supervise(&l, &signal_name))) {
@@ -471,6 +724,11 @@ out:
 		free(l.command);
 	mg_placement_teardown(&l.placement);
 	mg_cgroup_mount_done(&l.mount);
+	mg_farm_done(&l.farm, l.total);
+	for (size_t i = 0; i < l.ntexts; i++)
+		free(l.texts[i]);
+	free(l.texts);
+	free(l.plans);
 	mg_tasklist_done(&l.list);
 	if (l.procfd >= 0)
 		close(l.procfd);

@@ -32,6 +32,12 @@ enum {
 	OPT_STRICT,
 	OPT_METRICS,
 	OPT_SHARE_JOB,
+	OPT_JOBLOG,
+	OPT_RESUME,
+	OPT_RESUME_FAILED,
+	OPT_RETRIES,
+	OPT_RESULTS,
+	OPT_PROGRESS,
 };
 
 static const struct option long_options[] = {
@@ -56,6 +62,12 @@ static const struct option long_options[] = {
         {"config", required_argument, NULL, OPT_CONFIG},
         {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
         {"grace", required_argument, NULL, OPT_GRACE},
+        {"joblog", required_argument, NULL, OPT_JOBLOG},
+        {"resume", no_argument, NULL, OPT_RESUME},
+        {"resume-failed", no_argument, NULL, OPT_RESUME_FAILED},
+        {"retries", required_argument, NULL, OPT_RETRIES},
+        {"results", required_argument, NULL, OPT_RESULTS},
+        {"progress", optional_argument, NULL, OPT_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -66,6 +78,7 @@ static const struct option long_options[] = {
 void mg_options_usage(void *out)
 {
 	fputs("Usage: memguard [OPTIONS] [--] COMMAND [ARGS...]\n"
+	      "       memguard report JOBLOG...   (merge a sweep's joblogs into one summary)\n"
 	      "Run N copies of COMMAND (or one per line of a task file), each in its own\n"
 	      "cgroup with an even share of the node's memory and heap flags to match.\n"
 	      "\n"
@@ -89,6 +102,15 @@ void mg_options_usage(void *out)
 	      "      --share-job         let the job's other processes use the run's budget too; by\n"
 	      "                          default they keep what the run leaves of the job's limit\n"
 	      "      --grace DURATION    after forwarding SIGTERM, wait this long, then kill (default 10s)\n"
+	      "      --joblog FILE       one line per finished attempt, GNU parallel's columns and more\n"
+	      "      --resume            skip the tasks FILE of --joblog has done or failed\n"
+	      "      --resume-failed     skip the tasks it has done; run the failed ones again\n"
+	      "      --retries N         run a task that failed for memory again, with a larger\n"
+	      "                          share, up to N times (default: 2 with --tasks, else 0)\n"
+	      "      --results DIR       each attempt's stdout and stderr in DIR/SEQ/ATTEMPT/\n"
+	      "      --progress          a status line every second on a terminal, else every\n"
+	      "                          minute; --progress=DURATION sets the interval\n"
+	      "                          (SIGALRM prints one at any time, with or without it)\n"
 	      "      --explain           print where every number came from, then run\n"
 	      "      --dry-run           print the plan and exit\n"
 	      "      --report FILE       write the summary as JSON to FILE\n"
@@ -142,7 +164,8 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 	                       .rlimit_as = -1,
 	                       .memory_high = -1,
 	                       .mode = -1,
-	                       .grace_usec = MG_GRACE_UNSET};
+	                       .grace_usec = MG_GRACE_UNSET,
+	                       .retries = -1};
 	const char *why = "";
 	uint64_t v;
 	int c;
@@ -250,6 +273,37 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 			if (mg_duration_parse(optarg, &o.grace_usec, &why) < 0)
 				return bad(err, errsize, "invalid --grace \"%s\": %s", optarg, why);
 			break;
+		case OPT_JOBLOG:
+			if (!*optarg)
+				return bad(err, errsize, "invalid --joblog \"\": expected a file name");
+			o.joblog_path = optarg;
+			break;
+		case OPT_RESUME:
+		case OPT_RESUME_FAILED:
+			if (o.resume && o.resume != (c == OPT_RESUME ? 1 : 2))
+				return bad(err, errsize,
+				           "--resume and --resume-failed contradict each other: "
+				           "--resume-failed also skips what is done");
+			o.resume = c == OPT_RESUME ? 1 : 2;
+			break;
+		case OPT_RETRIES:
+			if (mg_parse_u64(optarg, &v) < 0 || v > MG_RETRIES_MAX)
+				return bad(err, errsize, "invalid --retries \"%s\": expected 0 to %u", optarg,
+				           MG_RETRIES_MAX);
+			o.retries = (int)v;
+			break;
+		case OPT_RESULTS:
+			if (!*optarg)
+				return bad(err, errsize, "invalid --results \"\": expected a directory");
+			o.results_dir = optarg;
+			break;
+		case OPT_PROGRESS:
+			o.progress = true;
+			if (optarg &&
+			    (mg_duration_parse(optarg, &o.progress_usec, &why) < 0 || o.progress_usec == 0))
+				return bad(err, errsize, "invalid --progress \"%s\": %s", optarg,
+				           o.progress_usec == 0 && !*why ? "zero" : why);
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -274,6 +328,9 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 		return bad(err, errsize,
 		           "no command given: put the command after --, e.g. memguard -n 4 -- %s",
 		           "python3 sim.py");
+	if (o.resume && !o.joblog_path)
+		return bad(err, errsize, "%s needs --joblog FILE: the joblog says what is done",
+		           o.resume == 1 ? "--resume" : "--resume-failed");
 	if (o.require_cgroups && o.no_cgroups)
 		return bad(err, errsize, "--require-cgroups and --no-cgroups contradict each other");
 	o.command = argv + optind;

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "memguard/config.h"
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 /* Exit statuses of memguard itself (docs/launcher.md). */
 enum {
@@ -17,6 +17,14 @@ enum {
 };
 
 #define MG_GRACE_UNSET UINT64_MAX
+
+/* Retries of a task that fails for memory, with --tasks and no --retries:
+ * two doublings of its share at least, so a task that needed up to four
+ * times its share finishes, and one that grows without end costs three
+ * attempts. N copies of one command (-n without --tasks) are peers, a
+ * worker pool say, and get none by default. */
+#define MG_RETRIES_DEFAULT 2
+#define MG_RETRIES_MAX 100
 
 struct mg_options {
 	unsigned ntasks;        /* 0: the default (batch system or CPUs) */
@@ -42,7 +50,13 @@ struct mg_options {
 	const char *config_path;   /* --config FILE */
 	const char *cgroup_parent; /* --cgroup-parent PATH, relative to the cgroup mount */
 	uint64_t grace_usec;       /* --grace, MG_GRACE_UNSET: from config */
-	char **command;            /* NULL-terminated, points into argv */
+	const char *joblog_path;   /* --joblog FILE */
+	int resume;                /* 0, or enum mg_resume_mode: --resume, --resume-failed */
+	int retries;             /* --retries N, -1: the default (MG_RETRIES_DEFAULT with --tasks, else 0) */
+	const char *results_dir; /* --results DIR */
+	bool progress;           /* --progress[=INTERVAL] */
+	uint64_t progress_usec;  /* its INTERVAL, 0: the default (1 s on a terminal, else 60 s) */
+	char **command;          /* NULL-terminated, points into argv */
 };
 
 enum mg_parse_result { MG_PARSE_RUN, MG_PARSE_EXIT_OK };

@@ -39,6 +39,12 @@ struct mg_task {
 	bool peak_sampled; /* peak is the largest sample (no memory.peak before 5.19, or degraded) */
 	struct mg_memory_events events;
 	uint64_t start_usec, end_usec;
+	uint64_t start_wall_usec; /* when it started, since the epoch: the joblog's Starttime */
+	unsigned attempt;         /* 1, 2, ...: a retry (--retries) or a resumed task goes on counting */
+	unsigned first_attempt;   /* this run's first: retries are counted from it */
+	bool interrupted;         /* memguard forwarded a terminating signal to it while it ran */
+	bool elsewhere;           /* another node's memguard claimed it first (farm/nodes.h) */
+	bool claimed;             /* this node has claimed it: its retries need no claim */
 	uint64_t drain_deadline_usec;
 	char daemon_reason[256]; /* memguardd's words, when it killed the task */
 	uint64_t rlimit_as;      /* its RLIMIT_AS; 0: none */

@@ -1,12 +1,12 @@
-/* libFuzzer target: task commands (launcher/cmdline.h). The input split at
+/* libFuzzer target: task commands (launcher/runtime/cmdline.h). The input split at
  * NULs is an argv for mg_cmdline_unwrap; its first bytes are also a script
  * head for mg_shebang_parse and mg_cmdline_apply_shebang. */
 #include <errno.h>
 
-#include "cmdline.h"
+#include "runtime/cmdline.h"
 #include "fuzz.h"
 #include "memguard/util.h"
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 /* Whether s is one of argv's strings or lies in c's store. */
 static bool borrowed_or_stored(const struct mg_cmdline *c, const char *s, char *const argv[])

@@ -1,10 +1,10 @@
-/* libFuzzer target: ELF headers and Go build info (launcher/elf_go.h). The
+/* libFuzzer target: ELF headers and Go build info (launcher/runtime/elf_go.h). The
  * input is the whole file, served from a memfd as detection reads it. */
 #include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "elf_go.h"
+#include "runtime/elf_go.h"
 #include "fuzz.h"
 #include "memguard/util.h"
 

@@ -3,7 +3,7 @@
  * (mg_place_parse_reply). */
 #include <errno.h>
 
-#include "askplace.h"
+#include "run/askplace.h"
 #include "fuzz.h"
 #include "memguard/units.h"
 #include "place.h"

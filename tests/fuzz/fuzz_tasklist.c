@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "tasklist.h"
+#include "farm/tasklist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -57,6 +57,12 @@ conf window '[daemon]\ntrigger_window = 100s\n'
 conf stall '[daemon]\ntrigger_stall = 2s\n'
 conf poll '[daemon]\npoll_max = 1ms\n'
 conf ok '[task]\nmode = strict\n'
+# Joblogs: GNU parallel's own, one whose task 1 ran "echo c" (two holds a
+# and b), one with a line cut short.
+printf 'Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n1\t:\t1.0\t1.0\t0\t0\t0\t0\techo a\n' >"$W/parallel.log"
+jl_header='Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tShare\tPeak\tOOMKills\tOutcome\tAttempt\tCommand\n'
+printf "${jl_header}"'1\th\t1.0\t1.0\t0\t0\t0\t0\t1\t-\t0\tok\t1\techo c\n' >"$W/edited.log"
+printf "${jl_header}"'1\th\t1.0\n' >"$W/garbled.log"
 
 note "fixtures in $(((${EPOCHREALTIME/./} - setup_start) / 1000)) ms"
 
@@ -152,6 +158,15 @@ command not executable         | 126 | 1 | Permission denied               | \$M
 --tasks over 1048576 tasks     | 125 | 1 | more than 1048576 tasks         | \$M --tasks \$W/many -- echo {}
 --tasks a NUL byte             | 125 | 1 | NUL byte                        | \$M --tasks \$W/nul -- echo {}
 --tasks not UTF-8 (accepted)   | 0   | * | tasks at once                   | \$M --dry-run --tasks \$W/latin -- echo {}
+--resume without --joblog      | 125 | 1 | needs --joblog FILE             | \$M --resume -- true
+--resume and --resume-failed   | 125 | 1 | contradict each other           | \$M --joblog \$W/j.log --resume --resume-failed -- true
+--retries above the bound      | 125 | 1 | expected 0 to 100               | \$M --retries 101 -- true
+--progress zero                | 125 | 1 | invalid --progress "0"          | \$M --progress=0 -- true
+--joblog GNU parallel's        | 125 | 1 | not memguard's header           | \$M --dry-run --tasks \$W/two --joblog \$W/parallel.log --resume -- echo {}
+--joblog line cut short        | 125 | 1 | line 2: fewer columns           | \$M --dry-run --tasks \$W/two --joblog \$W/garbled.log --resume -- echo {}
+--joblog of an edited task file | 125 | 1 | the task file changed          | \$M --dry-run --tasks \$W/two --joblog \$W/edited.log --resume -- echo {}
+--joblog in a missing directory | 125 | 1 | cannot open the joblog         | \$M --joblog /nonexistent/j.log -- true
+--results in a missing directory | 125 | 1 | cannot create the results folder | \$M --results /nonexistent/out -- true
 --config missing               | 125 | 1 | cannot read: No such file       | \$M --config /nonexistent -- true
 --config a directory           | 125 | 1 | Is a directory                  | \$M --config /tmp -- true
 --config unreadable            | 125 | 1 | Permission denied               | $nobody \$M --config \$W/unreadable -- true

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "budget.h"
+#include "run/budget.h"
 #include "fake_tree.h"
 #include "memguard/units.h"
 #include "memguard/util.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmdline.h"
+#include "runtime/cmdline.h"
 
 /* Fails unless c holds exactly the tokens want (NULL-terminated). */
 static void assert_tokens(const char *what, const struct mg_cmdline *c, const char *const *want)

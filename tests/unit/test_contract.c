@@ -21,7 +21,7 @@
 #include "fake_tree.h"
 #include "memguard/contract.h"
 #include "memguard/util.h"
-#include "placement.h"
+#include "run/placement.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)

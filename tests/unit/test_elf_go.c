@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf_go.h"
+#include "runtime/elf_go.h"
 #include "fake_tree.h"
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 #define MIB (UINT64_C(1) << 20)
 

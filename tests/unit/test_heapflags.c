@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cmdline.h"
-#include "runtime.h"
+#include "runtime/cmdline.h"
+#include "runtime/runtime.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)

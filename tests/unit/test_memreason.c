@@ -17,7 +17,7 @@
 #include "fake_tree.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
-#include "memreason.h"
+#include "report/memreason.h"
 #include "task.h"
 
 #define MiB (1ull << 20)

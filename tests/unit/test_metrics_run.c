@@ -1,4 +1,4 @@
-/* memguard --metrics (launcher/metrics.c): each task's outcome in a word,
+/* memguard --metrics (launcher/report/metrics.c): each task's outcome in a word,
  * the run's text, the exit status when it cannot be written, and promtool's
  * verdict on what both programs write. */
 #include <stdarg.h>
@@ -18,7 +18,7 @@
 #include "daemon_metrics.h"
 #include "fake_tree.h"
 #include "memguard/util.h"
-#include "metrics.h"
+#include "report/metrics.h"
 #include "options.h"
 
 #define MiB (1ull << 20)

@@ -39,6 +39,9 @@ static const struct long_opt all_long_options[] = {
         {"grace", "5s"},         {"quiet", NULL},
         {"verbose", NULL},       {"help", NULL},
         {"version", NULL},       {"metrics", "m.prom"},
+        {"joblog", "j.log"},     {"resume", NULL},
+        {"resume-failed", NULL}, {"retries", "3"},
+        {"results", "out"},      {"progress", NULL},
         {"share-job", NULL},     {NULL, NULL}, /* keeps clang-format from packing the table */
 };
 
@@ -109,7 +112,8 @@ static struct mg_options defaults(void)
 	                       .rlimit_as = -1,
 	                       .memory_high = -1,
 	                       .mode = -1,
-	                       .grace_usec = MG_GRACE_UNSET};
+	                       .grace_usec = MG_GRACE_UNSET,
+	                       .retries = -1};
 	return o;
 }
 
@@ -385,6 +389,43 @@ static void every_option_table(void **state)
 	}
 }
 
+/* The farm's options: values, defaults, and --progress with and without
+ * its interval. */
+static void farm_options(void **state)
+{
+	struct mg_options o;
+	struct args a;
+	char err[256];
+	static const char *const plain[] = {"memguard", "--tasks", "t", "--", "x", NULL};
+	static const char *const all[] = {"memguard",    "--joblog",  "j.log", "--resume-failed",
+	                                  "--retries=0", "--results", "out",   "--progress=30s",
+	                                  "x",           NULL};
+	static const char *const bare[] = {"memguard", "--progress", "--joblog=j", "--resume", "x", NULL};
+
+	args_set(&a, plain);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_null(o.joblog_path);
+	assert_int_equal(o.resume, 0);
+	assert_int_equal(o.retries, -1);
+	assert_false(o.progress);
+
+	args_set(&a, all);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_string_equal(o.joblog_path, "j.log");
+	assert_int_equal(o.resume, 2);
+	assert_int_equal(o.retries, 0);
+	assert_string_equal(o.results_dir, "out");
+	assert_true(o.progress);
+	assert_int_equal(o.progress_usec, 30000000);
+
+	args_set(&a, bare);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_true(o.progress);
+	assert_int_equal(o.progress_usec, 0);
+	assert_int_equal(o.resume, 1);
+	assert_string_equal(o.command[0], "x");
+}
+
 static void option_arguments_point_into_argv(void **state)
 {
 	static const char *const list[] = {"memguard", "--tasks", "t.txt", "--report=r.json",
@@ -408,6 +449,16 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
+        {{"--resume", "--", "x"}, "--resume", "needs --joblog FILE"},
+        {{"--resume-failed", "--", "x"}, "--resume-failed", "needs --joblog FILE"},
+        {{"--joblog", "j", "--resume", "--resume-failed", "--", "x"}, "--resume", "contradict"},
+        {{"--joblog", "", "--", "x"}, "--joblog", "file name"},
+        {{"--results", "", "--", "x"}, "--results", "directory"},
+        {{"--retries", "101", "--", "x"}, "\"101\"", "0 to 100"},
+        {{"--retries", "-1", "--", "x"}, "\"-1\"", NULL},
+        {{"--retries", "two", "--", "x"}, "\"two\"", NULL},
+        {{"--progress=0", "--", "x"}, "\"0\"", "zero"},
+        {{"--progress=fast", "--", "x"}, "\"fast\"", NULL},
         {{"-n", "0", "--", "x"}, "\"0\"", "1048576"},
         {{"-n", "abc", "--", "x"}, "\"abc\"", NULL},
         {{"-n", "99999999", "--", "x"}, "\"99999999\"", NULL},
@@ -706,6 +757,9 @@ static void every_listed_option_is_accepted(void **state)
 		snprintf(opt, sizeof(opt), "--%s", all_long_options[i].name);
 		if (all_long_options[i].arg)
 			list[n++] = all_long_options[i].arg;
+		/* a resume reads the joblog */
+		if (strncmp(all_long_options[i].name, "resume", 6) == 0)
+			list[n++] = "--joblog=j.log";
 		list[n++] = "cmd";
 		list[n] = NULL;
 		args_set(&a, list);
@@ -812,6 +866,7 @@ int main(void)
 	        cmocka_unit_test(options_after_the_command_belong_to_it),
 	        cmocka_unit_test(every_option_table),
 	        cmocka_unit_test(option_arguments_point_into_argv),
+	        cmocka_unit_test(farm_options),
 	        cmocka_unit_test(bad_input_is_einval_with_one_line),
 	        cmocka_unit_test(bad_input_reasons),
 	        cmocka_unit_test(unknown_short_option_in_cluster_is_named),

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "askplace.h"
+#include "run/askplace.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "place.h"

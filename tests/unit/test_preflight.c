@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "fake_tree.h"
-#include "preflight.h"
+#include "run/preflight.h"
 
 /* --- mg_daemon_running_at --- */
 

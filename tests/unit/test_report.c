@@ -21,7 +21,7 @@
 #include "fake_tree.h"
 #include "memguard/util.h"
 #include "options.h"
-#include "report.h"
+#include "report/report.h"
 #include "task.h"
 
 #define MiB (1ull << 20)

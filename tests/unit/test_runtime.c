@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 static char tmpdir[64];
 

@@ -21,9 +21,9 @@
 
 #include "fake_tree.h"
 #include "memguard/util.h"
-#include "report.h"
-#include "spawn.h"
-#include "supervisor.h"
+#include "report/report.h"
+#include "run/spawn.h"
+#include "run/supervisor.h"
 
 /* A child that sends sig to us twice, first after first_ms, then gap_ms later. */
 static pid_t signal_twice(int sig, int first_ms, int gap_ms)
@@ -131,6 +131,37 @@ static void escaped_grandchild_dies_with_the_run(void **state)
 	assert_false(alive);
 }
 
+/* A resumed sweep runs only some lines: tasks 1 and 5 of the list sit at
+ * positions 0 and 1. When task 1 ended, its leftovers were looked for by its
+ * index, 1, which is task 5's position: task 5 was SIGKILLed (seen under
+ * Slurm). The run's leftovers are found by position now, and the orphan's
+ * MEMGUARD_TASK is mapped to it. */
+static void resumed_tasks_keep_their_processes(void **state)
+{
+	char *command[] = {"/bin/sh", "-c", "[ \"$MEMGUARD_TASK\" = 1 ] && exit 0; sleep 1; exit 3", NULL};
+	struct mg_task tasks[2] = {{.index = 1, .param = "a"}, {.index = 5, .param = "b"}};
+	struct mg_supervisor_config cfg = {
+	        .command = command,
+	        .tasks = tasks,
+	        .ntasks = 2,
+	        .parallel = 2,
+	        .share = 64 << 20,
+	        .procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+	        .grace_usec = 60 * 1000000ull,
+	        .watchdog_interval_usec = 0,
+	};
+
+	assert_true(cfg.procfd >= 0);
+	assert_int_equal(mg_supervise(&cfg, NULL), 0);
+	close(cfg.procfd);
+	assert_true(tasks[0].exited && WIFEXITED(tasks[0].wait_status));
+	assert_int_equal(WEXITSTATUS(tasks[0].wait_status), 0);
+	if (!WIFEXITED(tasks[1].wait_status))
+		print_error("task 5 was killed by signal %d\n", WTERMSIG(tasks[1].wait_status));
+	assert_true(tasks[1].exited && WIFEXITED(tasks[1].wait_status));
+	assert_int_equal(WEXITSTATUS(tasks[1].wait_status), 3);
+}
+
 /* A launcher SIGKILLed right after it started a task: the task's main process
  * dies with it (PR_SET_PDEATHSIG), where before it ran on, re-parented. */
 static void main_process_dies_with_the_launcher(void **state)
@@ -233,6 +264,7 @@ int main(void)
 	        cmocka_unit_test(escaped_grandchild_dies_with_the_run),
 	        cmocka_unit_test(main_process_dies_with_the_launcher),
 	        cmocka_unit_test(vmpeak_sampled_under_rlimit_as),
+	        cmocka_unit_test(resumed_tasks_keep_their_processes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

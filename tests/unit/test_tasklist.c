@@ -12,7 +12,7 @@
 
 #include "fake_tree.h"
 #include "memguard/util.h"
-#include "tasklist.h"
+#include "farm/tasklist.h"
 
 #define MAX_LINES 8
 /* A string literal and its length, NULs included. */

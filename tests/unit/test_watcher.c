@@ -22,7 +22,7 @@
 #include "fake_tree.h"
 #include "memguard/procstat.h"
 #include "memguard/util.h"
-#include "watcher.h"
+#include "run/watcher.h"
 
 /* A fake /proc/<pid> with a stat line (state) and an environ block. */
 static void fake_proc(int fd, int pid, char state, const char *env, size_t len)

@@ -19,7 +19,7 @@ slurm_dump() {
 	echo "==== sinfo / squeue"
 	timeout 10 sinfo -N -l 2>&1 || true
 	timeout 10 squeue -a 2>&1 || true
-	for f in "$slurm_logs"/slurmctld.log "$slurm_logs"/slurmd.log "$slurm_jobcomp"; do
+	for f in "$slurm_logs"/slurmctld.log "$slurm_logs"/slurmd*.log "$slurm_jobcomp"; do
 		echo "==== $f"
 		tail -n 80 "$f" 2>&1 || true
 	done
@@ -77,6 +77,16 @@ slurm_up() {
 	node=$(echo "$node" | sed "s/RealMemory=[0-9]*/RealMemory=$mem_mib/")
 	# One "GPU" for ConstrainDevices: /dev/full, a device no job step needs.
 	node="$node Gres=gpu:1"
+	# SLURM_NODES=2: two slurmd as two nodes of one CPU and half the memory each (Debian's slurmd is
+	# built for several per host), each with its own spool, pid and log file.
+	local spool=/var/spool/slurmd slurmd_pid=/run/slurmd.pid slurmd_log=$slurm_logs/slurmd.log
+	local partition=$slurm_node gres_node=$slurm_node
+	if [ "${SLURM_NODES:-1}" = 2 ]; then
+		node="NodeName=node[1-2] NodeHostname=$slurm_node Port=[17001-17002] CPUs=1 RealMemory=$(((mem_mib - 64) / 2))"
+		spool=/var/spool/slurmd/%n slurmd_pid=/run/slurmd-%n.pid slurmd_log=$slurm_logs/slurmd-%n.log
+		partition=ALL gres_node=
+		mkdir -p /var/spool/slurmd/node1 /var/spool/slurmd/node2
+	fi
 	mkdir -p /etc/slurm
 	cat >/etc/slurm/slurm.conf <<-EOF
 		ClusterName=memguard
@@ -93,11 +103,11 @@ slurm_up() {
 		KillWait=10
 		MinJobAge=3600
 		StateSaveLocation=/var/spool/slurmctld
-		SlurmdSpoolDir=/var/spool/slurmd
+		SlurmdSpoolDir=$spool
 		SlurmctldPidFile=/run/slurmctld.pid
-		SlurmdPidFile=/run/slurmd.pid
+		SlurmdPidFile=$slurmd_pid
 		SlurmctldLogFile=$slurm_logs/slurmctld.log
-		SlurmdLogFile=$slurm_logs/slurmd.log
+		SlurmdLogFile=$slurmd_log
 		SlurmctldDebug=info
 		SlurmdDebug=info
 		AccountingStorageType=accounting_storage/none
@@ -107,7 +117,7 @@ slurm_up() {
 		JobCompType=jobcomp/filetxt
 		JobCompLoc=$slurm_jobcomp
 		$node
-		PartitionName=test Nodes=$slurm_node Default=YES MaxTime=INFINITE State=UP
+		PartitionName=test Nodes=$partition Default=YES MaxTime=INFINITE State=UP
 	EOF
 	cat >/etc/slurm/cgroup.conf <<-'EOF'
 		CgroupPlugin=cgroup/v2
@@ -116,17 +126,32 @@ slurm_up() {
 		ConstrainCores=yes
 		ConstrainDevices=yes
 	EOF
-	cat >/etc/slurm/gres.conf <<-EOF
-		AutoDetect=off
-		NodeName=$slurm_node Name=gpu File=/dev/full
-	EOF
+	if [ -n "$gres_node" ]; then
+		cat >/etc/slurm/gres.conf <<-EOF
+			AutoDetect=off
+			NodeName=$gres_node Name=gpu File=/dev/full
+		EOF
+	else
+		sed -i '/^GresTypes=/d' /etc/slurm/slurm.conf
+		: >/etc/slurm/gres.conf
+	fi
 
 	id -u "$slurm_user" >/dev/null 2>&1 || useradd -m -s /bin/bash "$slurm_user"
 
 	# slurmd's cgroup/v2 plugin asks systemd over D-Bus for its scope: dbus first.
-	for unit in dbus munge slurmctld slurmd; do
-		systemctl start "$unit" || slurm_fail "systemctl start $unit"
-	done
+	if [ "${SLURM_NODES:-1}" = 2 ]; then
+		for unit in dbus munge slurmctld; do
+			systemctl start "$unit" || slurm_fail "systemctl start $unit"
+		done
+		for n in node1 node2; do
+			systemd-run --unit "slurmd-$n" -p Delegate=yes slurmd -D -N "$n" ||
+				slurm_fail "systemd-run slurmd -N $n"
+		done
+	else
+		for unit in dbus munge slurmctld slurmd; do
+			systemctl start "$unit" || slurm_fail "systemctl start $unit"
+		done
+	fi
 	state=
 	for ((i = 0; i < SLURM_UP_TIMEOUT; i++)); do
 		state=$(timeout 10 sinfo -h -o %T 2>/dev/null || true)
@@ -138,7 +163,7 @@ slurm_up() {
 }
 
 slurm_down() {
-	systemctl stop slurmd slurmctld munge 2>/dev/null || true
+	systemctl stop slurmd slurmd-node1 slurmd-node2 slurmctld munge 2>/dev/null || true
 }
 
 # slurm_submit SCRIPT [SBATCH-ARGS...]: submits SCRIPT (its text is copied into the user's home) as

@@ -1,0 +1,103 @@
+/* The launcher's first process, relaying to the launcher that memguardd placed. */
+#include "run/relay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memguard/util.h"
+
+/* How long the first process waits for memguardd to remove the run's cgroup
+ * after the launcher ended, and how often it looks. */
+#define GONE_WAIT_MS 2000
+#define GONE_POLL_MS 20
+
+static const int relayed[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static void wait_run_gone(int fd)
+{
+	char path[PATH_MAX];
+	ssize_t n = mg_read_small_fd(fd, path, sizeof(path));
+	struct stat st;
+
+	if (n <= 0)
+		return;
+	for (int waited = 0; waited < GONE_WAIT_MS && stat(path, &st) == 0; waited += GONE_POLL_MS)
+		nanosleep(&(struct timespec){.tv_nsec = GONE_POLL_MS * 1000000L}, NULL);
+}
+
+static _Noreturn void relay(pid_t child, int fd, const sigset_t *set)
+{
+	for (;;) {
+		siginfo_t si;
+		int status, sig = sigwaitinfo(set, &si);
+
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			(void)kill(child, sig);
+			continue;
+		}
+		if (waitpid(child, &status, WNOHANG) != child)
+			continue;
+		wait_run_gone(fd);
+		if (!WIFSIGNALED(status))
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+		sig = WTERMSIG(status);
+		signal(sig, SIG_DFL);
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		(void)sigprocmask(SIG_UNBLOCK, &one, NULL);
+		raise(sig);
+		_exit(128 + sig);
+	}
+}
+
+int mg_relay_fork(void)
+{
+	sigset_t set, old;
+	int p[2];
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < MG_ARRAY_SIZE(relayed); i++)
+		sigaddset(&set, relayed[i]);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	/* Blocked before the fork, so none is lost to the parent meanwhile. */
+	sigprocmask(SIG_BLOCK, &set, &old);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (pid == 0) {
+		/* Its own process group: a terminal's ^C or a killpg reaches the
+		 * first process, which relays it, and the launcher gets it once. */
+		(void)setpgid(0, 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(p[0]);
+		return p[1];
+	}
+	close(p[1]);
+	relay(pid, p[0], &set);
+}
+
+void mg_relay_tell_run(int fd, const char *path)
+{
+	if (fd < 0)
+		return;
+	(void)!write(fd, path, strlen(path));
+	close(fd);
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The farm's retries, results and progress, with real limits: -n 4 in a
+# 400 MiB budget (100 MiB shares). A task that needs 1.5 shares is killed at
+# its share, retried with 200 MiB once that much is free, and succeeds; a
+# task that grows without end is killed at 100, 200 and 400 MiB and then
+# fails for good (--retries 2), and the run ends. The shares running never
+# pass the budget. --results holds every attempt's output, --progress
+# prints status lines.
+. "$(dirname "$0")/lib.sh"
+
+MiB=$((1 << 20))
+{
+	for i in 1 2 3 4 5 6; do echo 40; done
+	echo 150
+	echo inf
+} >"$work/list"
+set +e
+timeout 300 "$memguard" -n 4 --mem 400M --strict --retries 2 --tasks "$work/list" \
+	--joblog "$work/sweep.log" --results "$work/out" --progress=1s --report "$work/r.json" -- \
+	sh -c 'echo "start {} share $MEMGUARD_MEM_BYTES"; echo "to stderr {}" >&2; exec '"$memhog"' -s 10 -d 20 -H 500 {}' \
+	2>"$work/err"
+status=$?
+set -e
+cat "$work/err"
+cat "$work/sweep.log"
+assert_eq "$status" 137 "exit status (the runaway's SIGKILL)"
+share=$(json "$work/r.json" "r['share_bytes']")
+budget=$(json "$work/r.json" "r['budget_bytes']")
+assert_eq "$share" $((100 * MiB)) "share"
+assert_eq "$budget" $((400 * MiB)) "budget"
+
+# The six small tasks: one attempt each, ok.
+for seq in 1 2 3 4 5 6; do
+	assert_eq "$(awk -F'\t' -v s=$seq 'NR > 1 && $1 == s { print $12 "/" $13 }' "$work/sweep.log")" "ok/1" "task $seq"
+done
+# 1.5 shares: killed at 100 MiB, then ok with 200 MiB.
+assert_eq "$(awk -F'\t' 'NR > 1 && $1 == 7 { printf "%s/%s/%d ", $12, $13, $9 / 1048576 }' "$work/sweep.log")" \
+	"oom_killed/1/100 ok/2/200 " "the 150 MiB task's attempts"
+# Without end: 100, 200, 400 MiB, all killed, no fourth attempt.
+assert_eq "$(awk -F'\t' 'NR > 1 && $1 == 8 { printf "%s/%s/%d ", $12, $13, $9 / 1048576 }' "$work/sweep.log")" \
+	"oom_killed/1/100 oom_killed/2/200 oom_killed/3/400 " "the runaway's attempts"
+assert_eq "$(json "$work/r.json" "[t['status'] for t in r['tasks']]")" "[0, 0, 0, 0, 0, 0, 0, 137]" "final statuses"
+assert_contains "$work/err" "task 6: attempt 1 failed for memory (oom_killed); retry 1 of 2 with a 200MiB share" "retry notice"
+
+# Never overcommitted: at every attempt's start, the shares of the attempts
+# running then (the joblog's Starttime and JobRuntime) fit in the budget.
+awk -F'\t' -v budget="$budget" 'NR > 1 { s[NR] = $3; e[NR] = $3 + $4; sh[NR] = $9 }
+	END { for (i in s) { sum = 0; for (j in s) if (s[j] <= s[i] && e[j] > s[i]) sum += sh[j];
+		if (sum > budget) { print "at " s[i] ": " sum " > " budget; bad = 1 } } exit bad }' "$work/sweep.log" ||
+	fail "the shares running at once passed the budget"
+
+# --results: one folder per attempt, each with its own output.
+lines=$(($(wc -l <"$work/sweep.log") - 1))
+assert_eq "$(find "$work/out" -name stdout | wc -l)" "$lines" "stdout files (one per attempt)"
+assert_eq "$(find "$work/out" -name stderr | wc -l)" "$lines" "stderr files"
+assert_eq "$(cat "$work/out/7/1/stdout")" "start 150 share $((100 * MiB))" "task 7 attempt 1 stdout"
+assert_eq "$(cat "$work/out/7/2/stdout")" "start 150 share $((200 * MiB))" "task 7 attempt 2 stdout"
+assert_eq "$(cat "$work/out/8/3/stdout")" "start inf share $((400 * MiB))" "task 8 attempt 3 stdout"
+assert_eq "$(cat "$work/out/3/1/stderr")" "to stderr 40" "task 3 stderr"
+
+# --progress: status lines while it ran (not a terminal: lines of their own).
+n=$(grep -c '^memguard: [0-9]*/8 done ([0-9]* failed), [0-9]* running, [0-9]* retried' "$work/err" || true)
+note "$n status lines"
+[ "$n" -ge 3 ] || fail "only $n status lines from --progress=1s"
+assert_contains "$work/err" "8/8 done (1 failed), 0 running, 3 retried" "the last status line"
+assert_no_leftover
