@@ -117,11 +117,11 @@ int mg_contract_set_launcher(int cgfd, pid_t pid, uint64_t start_time)
 	return set_text(cgfd, MG_XATTR_LAUNCHER, buf);
 }
 
-int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start_time)
+/* An xattr of two numbers, "<a> <b>"; -ENODATA when it is not that. */
+static int get_pair(int cgfd, const char *name, uint64_t *ret_a, uint64_t *ret_b)
 {
 	char buf[48];
-	uint64_t pid, start;
-	int r = get_text(cgfd, MG_XATTR_LAUNCHER, buf, sizeof(buf));
+	int r = get_text(cgfd, name, buf, sizeof(buf));
 
 	if (r < 0)
 		return r;
@@ -129,7 +129,17 @@ int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start_time)
 	if (!space)
 		return -ENODATA;
 	*space = '\0';
-	if (mg_parse_u64(buf, &pid) < 0 || pid == 0 || pid > INT32_MAX || mg_parse_u64(space + 1, &start) < 0)
+	return mg_parse_u64(buf, ret_a) < 0 || mg_parse_u64(space + 1, ret_b) < 0 ? -ENODATA : 0;
+}
+
+int mg_contract_get_launcher(int cgfd, pid_t *ret_pid, uint64_t *ret_start_time)
+{
+	uint64_t pid, start;
+	int r = get_pair(cgfd, MG_XATTR_LAUNCHER, &pid, &start);
+
+	if (r < 0)
+		return r;
+	if (pid == 0 || pid > INT32_MAX)
 		return -ENODATA;
 	*ret_pid = (pid_t)pid;
 	*ret_start_time = start;
@@ -158,17 +168,12 @@ int mg_contract_set_taken(int cgfd, uint64_t taken, uint64_t limit)
 
 int mg_contract_get_taken(int cgfd, uint64_t *ret_taken, uint64_t *ret_limit)
 {
-	char buf[48];
 	uint64_t taken, limit;
-	int r = get_text(cgfd, MG_XATTR_TAKEN, buf, sizeof(buf));
+	int r = get_pair(cgfd, MG_XATTR_TAKEN, &taken, &limit);
 
 	if (r < 0)
 		return r;
-	char *space = strchr(buf, ' ');
-	if (!space)
-		return -ENODATA;
-	*space = '\0';
-	if (mg_parse_u64(buf, &taken) < 0 || taken == 0 || mg_parse_u64(space + 1, &limit) < 0 || limit == 0)
+	if (taken == 0 || limit == 0)
 		return -ENODATA;
 	*ret_taken = taken;
 	*ret_limit = limit;
