@@ -178,7 +178,8 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 	size_t walk_budget = MG_PROTECT_WALK_BUDGET;
 	size_t unwalked = 0;
 
-	if (memory_short && mg_policy_rescan_due(d->was_short, d->rescanned_usec, mg_now_usec()))
+	if (memory_short &&
+	    mg_policy_rescan_due(d->was_short, d->rescanned_usec, d->rescan_took_usec, mg_now_usec()))
 		guards_rescan(d);
 	else if (memory_short)
 		guards_refresh(d);

@@ -340,10 +340,15 @@ long mg_policy_outside_victim(const struct mg_outside_proc *p, size_t n)
 	return best;
 }
 
-bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t now_usec)
+bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t last_took_usec,
+                          uint64_t now_usec)
 {
-	return !was_short || now_usec < last_rescan_usec ||
-	       now_usec - last_rescan_usec >= MG_RESCAN_SHORT_USEC;
+	uint64_t gap =
+	        last_took_usec > MG_RESCAN_SHORT_USEC / 10 ? 10 * last_took_usec : MG_RESCAN_SHORT_USEC;
+
+	if (last_took_usec > UINT64_MAX / 10)
+		gap = UINT64_MAX;
+	return !was_short || now_usec < last_rescan_usec || now_usec - last_rescan_usec >= gap;
 }
 
 uint64_t mg_policy_event_rescan_at(uint64_t last_rescan_usec, uint64_t last_took_usec, uint64_t now_usec)

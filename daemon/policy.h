@@ -123,8 +123,11 @@ enum mg_verdict {
 /* Whether a decision under short memory reads the guard list from the globs
  * (a rescan) rather than only the numbers of the cgroups already guarded:
  * when memory has just become short, or the last rescan is
- * MG_RESCAN_SHORT_USEC old. Keeps a decision linear in the guarded cgroups. */
-bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t now_usec);
+ * MG_RESCAN_SHORT_USEC old and ten times what it took (a user who fills their
+ * run with empty cgroups makes each rescan long: the decisions between stay
+ * fast). Keeps a decision linear in the guarded cgroups. */
+bool mg_policy_rescan_due(bool was_short, uint64_t last_rescan_usec, uint64_t last_took_usec,
+                          uint64_t now_usec);
 
 /* A rescan that events cause (inotify on the directories guarded cgroups
  * appear in, which the users who own them can fill with mkdir and rmdir)

@@ -1891,21 +1891,27 @@ static void rescan_due_table(void **state)
 {
 	static const struct {
 		bool was_short;
-		uint64_t last, now;
+		uint64_t last, took, now;
 		bool want;
 	} cases[] = {
-	        {false, 5 * SEC, 5 * SEC, true},           /* memory just became short */
-	        {true, 5 * SEC, 5 * SEC + 1, false},       /* short, rescanned a moment ago */
-	        {true, 5 * SEC, 6 * SEC - 1, false},       /* just under a second */
-	        {true, 5 * SEC, 6 * SEC, true},            /* a second: read the globs again */
-	        {true, 0, 5 * SEC, true},                  /* never rescanned */
-	        {true, 6 * SEC, 5 * SEC, true},            /* clock went back: rescan */
-	        {true, UINT64_MAX - 1, UINT64_MAX, false}, /* no overflow */
+	        {false, 5 * SEC, 0, 5 * SEC, true},       /* memory just became short */
+	        {false, 5 * SEC, 9 * SEC, 5 * SEC, true}, /* just became short, however long it takes */
+	        {true, 5 * SEC, 0, 5 * SEC + 1, false},   /* short, rescanned a moment ago */
+	        {true, 5 * SEC, 0, 6 * SEC - 1, false},   /* just under a second */
+	        {true, 5 * SEC, 0, 6 * SEC, true},        /* a second: read the globs again */
+	        {true, 5 * SEC, SEC / 10, 6 * SEC, true}, /* took 100 ms: still a second */
+	        {true, 5 * SEC, SEC / 2, 6 * SEC, false}, /* took 500 ms (a storm's run): 5 s */
+	        {true, 5 * SEC, SEC / 2, 10 * SEC, true},
+	        {true, 0, 0, 5 * SEC, true},                  /* never rescanned */
+	        {true, 6 * SEC, 0, 5 * SEC, true},            /* clock went back: rescan */
+	        {true, UINT64_MAX - 1, 0, UINT64_MAX, false}, /* no overflow */
+	        {true, 1, UINT64_MAX, UINT64_MAX, false},
 	};
 
 	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++)
-		assert_int_equal(mg_policy_rescan_due(cases[i].was_short, cases[i].last, cases[i].now),
-		                 cases[i].want);
+		assert_int_equal(
+		        mg_policy_rescan_due(cases[i].was_short, cases[i].last, cases[i].took, cases[i].now),
+		        cases[i].want);
 }
 
 static void event_rescan_at_table(void **state)
