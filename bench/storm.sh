@@ -121,7 +121,8 @@ daemon() {
 		echo "metrics_interval = 1s"
 		if [[ $1 == yes ]]; then printf 'dry_run = yes\navailable_min = 99%%\navailable_pressure = 99%%\nkill_outside = no\n'; fi
 	} >"$work/memguard.conf"
-	("$memguardd" -v -c "$work/memguard.conf" 2>&1 | python3 "$work/stamp.py" >"$2") &
+	# As the unit runs it: SCHED_FIFO 1.
+	(chrt -f 1 "$memguardd" -v -c "$work/memguard.conf" 2>&1 | python3 "$work/stamp.py" >"$2") &
 	for _ in $(seq 200); do [[ -S /run/memguard/place.sock ]] && grep -q watching "$2" && return 0; sleep 0.05; done
 	echo "storm: memguardd did not start" >&2
 	cat "$2" >&2

@@ -374,7 +374,8 @@ static void kill_with_cgroup_kill(void **state)
 	char xattr[512];
 	pid_t child = ft_children_fork(&f->children);
 
-	/* A plain file stands in for the kernel's cgroup.kill: nothing dies. */
+	/* A plain file stands in for the kernel's cgroup.kill: what dies, the
+	 * pidfd's SIGKILL killed, which comes first. */
 	list_pid(f->tree.fd, TASK, child);
 	ft_write(f->tree.fd, TASK "/cgroup.kill", "");
 	ft_write(f->tree.fd, TASK "/cgroup.events", "populated 1\nfrozen 0\n");
@@ -402,7 +403,7 @@ static void kill_with_cgroup_kill(void **state)
 	assert_true(ms >= 20.0 && ms < 60000.0);
 	free(out);
 
-	assert_still_alive(f, child);
+	assert_killed_by_sigkill(f, child);
 }
 
 /* Issue 36, hole 4: the walk for pidfds before cgroup.kill goes
@@ -544,11 +545,13 @@ static void kill_that_fails_is_an_error(void **state)
 	char *err = ft_capture_end(&cap);
 	assert_int_equal(r, -EISDIR);
 	ft_assert_contains(err, "kill cgroup " TASK ": ");
+	ft_assert_contains(err, "1 process it holds killed through pidfds");
 	free(err);
-	assert_still_alive(f, child);
+	/* The pidfds' SIGKILL came before the cgroup.kill that failed. */
+	assert_killed_by_sigkill(f, child);
 
 	char *out = check_json(f->log);
-	ft_assert_contains(out, " dry_run=false killed=0 ");
+	ft_assert_contains(out, " dry_run=false killed=1 ");
 	ft_assert_contains(out, "error Is a directory\n");
 	free(out);
 }
