@@ -175,6 +175,7 @@ for phase in "$@"; do
 	done
 	t=$(now_ms)
 	# The runaway is task 0 beside three steady ones: past its share, it is memguardd's to stop.
+	# shellcheck disable=SC2016 # expanded by the task's own shell
 	as placer placejob "$memguard" -n 4 --report "$work/out/runaway.json" -- sh -c \
 		'if [ "$MEMGUARD_TASK" = 0 ]; then exec "$0" -d 20 inf; else exec "$0" -H 15000 60; fi' "$work/memhog" \
 		2>"$raw/$phase-runaway.err" || true
