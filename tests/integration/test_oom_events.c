@@ -1,11 +1,16 @@
 /* The kernel's OOM kill inside a task cgroup is seen in memory.events
- * through lib/ code, and memory.peak reports the limit reached. */
+ * through lib/ code, and memory.peak reports the limit reached. On a kernel
+ * without memory.peak (before 5.19) or oom_group_kill (before 5.17), as the VM's
+ * --kernel 5.10, the test asserts that the file or key is absent and says so,
+ * and checks the rest. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,8 +40,13 @@ static void oom_kill_is_counted(void **state)
 	assert_int_equal(mg_cg_read_memory_events(cg, &ev), 0);
 	assert_true(ev.oom_kill >= 1);
 	assert_true(ev.max >= 1);
-	assert_int_equal(mg_cg_read_u64(cg, "memory.peak", &peak), 0);
-	assert_true(peak > 32ull << 20 && peak <= 64ull << 20);
+	int r = mg_cg_read_u64(cg, "memory.peak", &peak);
+	if (r == -ENOENT) {
+		fprintf(stderr, "note: no memory.peak on this kernel (5.19+): the peak is not checked\n");
+	} else {
+		assert_int_equal(r, 0);
+		assert_true(peak > 32ull << 20 && peak <= 64ull << 20);
+	}
 
 	itest_cgroup_destroy(mountfd, "oom", cg);
 	close(mountfd);
@@ -90,7 +100,17 @@ static void oom_group_kills_all(void **state)
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 	assert_int_equal(mg_cg_read_memory_events(cg, &ev), 0);
-	assert_true(ev.oom_group_kill >= 1);
+	uint64_t group_kills;
+	int r = mg_cg_read_key(cg, "memory.events", "oom_group_kill", &group_kills);
+	if (r == -ENOENT) {
+		/* Before 5.17 memory.events has no oom_group_kill: the two kills above are the proof. */
+		fprintf(stderr,
+		        "note: no oom_group_kill in memory.events on this kernel (5.17+): not counted\n");
+		assert_true(ev.oom_group_kill == 0 && ev.oom_kill >= 1);
+	} else {
+		assert_int_equal(r, 0);
+		assert_true(ev.oom_group_kill >= 1);
+	}
 	itest_cgroup_destroy(mountfd, "group", cg);
 	close(mountfd);
 }
