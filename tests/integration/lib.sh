@@ -100,9 +100,24 @@ pypy_lazy_stage() {
 	available=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
 	rmdir "$cg" 2>/dev/null || true
 	mkdir "$cg"
-	sh -c 'echo $$ >'"$cg"'/cgroup.procs; exec pypy3 '"$churn $live $seconds"' 1' >/dev/null ||
-		fail "pypy3 churn.py failed on its own"
-	alone=$(cat "$cg/memory.peak")
+	if [ -e "$cg/memory.peak" ]; then
+		sh -c 'echo $$ >'"$cg"'/cgroup.procs; exec pypy3 '"$churn $live $seconds"' 1' >/dev/null ||
+			fail "pypy3 churn.py failed on its own"
+		alone=$(cat "$cg/memory.peak")
+	else
+		# No memory.peak before 5.19 (the VM's --kernel 5.10): memory.current sampled every 100 ms.
+		# A sampled peak is at most the real one, so the check below stays on the safe side.
+		local pid cur
+		sh -c 'echo $$ >'"$cg"'/cgroup.procs; exec pypy3 '"$churn $live $seconds"' 1' >/dev/null &
+		pid=$!
+		alone=0
+		while alive "$pid"; do
+			read -r cur <"$cg/memory.current" && [ "$cur" -gt "$alone" ] && alone=$cur
+			sleep 0.1
+		done
+		wait "$pid" || fail "pypy3 churn.py failed on its own"
+		note "no memory.peak on this kernel: one copy's peak is memory.current's largest sample"
+	fi
 	rmdir "$cg"
 	note "PYPY_GC_MAX=${cap}MB, so $live MiB live; one copy with PyPy's default GC peaked at $((alone >> 20)) MiB," \
 		"four at $((4 * alone >> 20)) MiB against MemAvailable $((available >> 20)) MiB"

@@ -8,6 +8,10 @@ mkdir -m 1777 "$share"
 chmod 755 "$work"
 socket=/run/memguard/place.sock
 
+# The job's removal as the batch system does it, which fails while anything of a run is left inside.
+# Defined before the trap below: a memguardd that fails to start runs cleanup at once.
+remove_job() { find "$cgroot/$1" -depth -type d -exec rmdir {} + 2>/dev/null; [ ! -e "$cgroot/$1" ]; }
+
 cleanup() {
 	pkill -KILL -u alice 2>/dev/null || true
 	pkill -KILL -u bob 2>/dev/null || true
@@ -48,8 +52,6 @@ placed_runs() { run_dirs | wc -l; }
 no_placed_runs() { [ "$(placed_runs)" -eq 0 ]; }
 placed_tasks() { [ "$(run_dirs | while read -r r; do find "$r" -mindepth 1 -maxdepth 1 -type d -name 'task-*' 2>/dev/null; done | wc -l)" -eq "$1" ]; }
 no_procs_of() { ! pgrep -u "$1" >/dev/null; }
-# The job's removal as the batch system does it, which fails while anything of a run is left inside.
-remove_job() { find "$cgroot/$1" -depth -type d -exec rmdir {} + 2>/dev/null; [ ! -e "$cgroot/$1" ]; }
 # client USER CGROUP PAYLOAD...: talks to the socket directly, as an attacker would.
 client() {
 	local user=$1 cg=$2
