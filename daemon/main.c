@@ -724,7 +724,7 @@ int main(int argc, char **argv)
 			        strerror(-r));
 		else
 			log_err("memguardd needs the memory controller on cgroup v2: it is on cgroup v1 at "
-			        "%s",
+			        "%s (boot with systemd.unified_cgroup_hierarchy=1 to switch the node to v2)",
 			        m.path);
 		return 1;
 	}
