@@ -78,7 +78,7 @@ two_jobs() {
 end_jobs() {
 	local cg
 	for cg in "$1"/job-*/task; do
-		echo 1 >"$cg/cgroup.kill"
+		cg_kill "$cg"
 	done
 	stop_daemon
 	sed 's/^/    /' "$work/daemon.log"
@@ -219,7 +219,7 @@ lib_files() {
 remove_tree() {
 	local cg
 	for cg in $(find "$1" -mindepth 1 -type d 2>/dev/null); do
-		echo 1 >"$cg/cgroup.kill" 2>/dev/null || true
+		cg_kill "$cg" 2>/dev/null || true
 	done
 	sleep 0.3
 	find "$1" -depth -type d -exec rmdir {} + 2>/dev/null || true

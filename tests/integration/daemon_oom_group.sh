@@ -63,7 +63,7 @@ wait_for 120 killed_in kept || why_not "memguardd killed nothing in the second g
 sleep 2 # any kill that follows the first
 sleeper_alive=yes
 kill -0 "$sleeper" 2>/dev/null || sleeper_alive=no
-echo 1 >"$top/kept/hog/cgroup.kill"
+cg_kill "$top/kept/hog"
 sed 's/^/    kill: /' "$work/kills.jsonl"
 assert_eq "$sleeper_alive" yes "the process with oom_score_adj -1000 alive"
 python3 - "$work/kills.jsonl" <<-'PY' || fail "the group with an exempt process was killed whole"

@@ -51,7 +51,7 @@ killed() { [ -s "$work/kills.jsonl" ]; }
 wait_for 120 killed || { sed 's/^/    /' "$work/daemon.log"; fail "memguardd killed nothing in 120 s"; }
 sleep 2 # any kill that follows the first
 for sub in a b; do
-	echo 1 >"$users/attacker/$sub/cgroup.kill"
+	cg_kill "$users/attacker/$sub"
 done
 victim_alive=yes
 kill -0 "$victim" 2>/dev/null || victim_alive=no

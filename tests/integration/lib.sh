@@ -29,6 +29,15 @@ assert_contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$3: '$2' not i
 
 # Lets scratch cgroups below the root have memory and pids, as memguard
 # does for its own (a fresh guest enables nothing).
+# cg_kill CGROUP: SIGKILL to everything in it and below, through cgroup.kill
+# where the kernel has it (5.14), else process by process (5.10).
+cg_kill() {
+	if [ -e "$1/cgroup.kill" ]; then
+		echo 1 >"$1/cgroup.kill"
+	else
+		find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+	fi
+}
 enable_root_controllers() { echo "+memory +pids" >"$cgroot/cgroup.subtree_control"; }
 
 # No cgroup of a finished run may be left behind.
