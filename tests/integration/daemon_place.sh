@@ -64,11 +64,11 @@ assert_eq "$(json "$share/a5.json" 'r["tasks"][0]["signal"]')" SIGTERM "task 0 a
 no_placed_runs || fail "the run was left when memguard's first process ended: $(run_dirs)"
 remove_job job5 || fail "job5 could not be removed right after memguard ended: $(find "$cgroot/job5")"
 
-echo "a job killed whole (cgroup.kill, as Slurm 25.05 does the step): nothing of the run is left"
+echo "a job killed whole (cgroup.kill as Slurm 25.05 does the step; before 5.14, each process): nothing of the run is left"
 job job2 300M
 as alice job2 "$memguard" -n 2 -- sleep 600 2>/dev/null &
 wait_for 20 placed_tasks 2 || fail "alice's run in job2 did not start"
-echo 1 >"$cgroot/job2/cgroup.kill"
+cg_kill "$cgroot/job2"
 wait_for 10 no_procs_of alice || { ps -u alice -o pid,args; fail "alice's processes outlived cgroup.kill"; }
 wait_for 10 no_placed_runs || fail "the run cgroup outlived cgroup.kill"
 remove_job job2 || fail "job2 could not be removed: $(find "$cgroot/job2")"
