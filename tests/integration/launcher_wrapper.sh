@@ -103,19 +103,20 @@ done
 # Each writes the names in its environment (but the run's token, which
 # differs by run) to $work/<prog>.<on|off>.env.
 cat >"$work/hold.py" <<'EOF'
-import os, sys
+import os, sys, time
 data = bytearray(48 << 20)
 for i in range(0, len(data), 4096):  # touched: 48 MiB resident
     data[i] = 1
 with open(sys.argv[1], "w") as f:
     f.write("".join(n + "\n" for n in sorted(os.environ) if n != "MEMGUARD_RUN"))
+time.sleep(1)  # held: a peak sampled every 250 ms (before 5.19) sees it
 EOF
 for prog in c py; do
 	for flags in on off; do
 		extra=()
 		[ "$flags" = on ] || extra=(--no-heap-flags)
 		if [ "$prog" = c ]; then
-			task=(sh -c 'env | sed "s/=.*//" | grep -vx MEMGUARD_RUN >"$0"; exec "$1" 48' \
+			task=(sh -c 'env | sed "s/=.*//" | grep -vx MEMGUARD_RUN >"$0"; exec "$1" -H 1000 48' \
 				"$work/c.$flags.env" "$memhog")
 		else
 			task=("$work/run_one.sh" python3 "$work/hold.py" "$work/py.$flags.env")
