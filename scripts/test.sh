@@ -8,9 +8,10 @@
 #   5. the benchmark smoke run, so the benchmark cannot rot.
 # Nothing is skipped: a step that cannot run fails.
 #
-# On demand (not in the default run yet), the integration tests of $kernel_tests below on other kernels,
-# each in its own guest after the 6.1 step:
-#   --kernels LIST     LIST: 5.10 and/or 6.12, comma-separated (or MEMGUARD_TEST_KERNELS=LIST).
+# The integration tests of $kernel_tests below on other kernels, each in its own guest after the 6.1
+# step: by default on 5.10 with psi=0 (the fallbacks: no PSI, cgroup.kill, memory.peak, process_mrelease,
+# oom_group_kill); 6.12 on demand:
+#   --kernels LIST     LIST: 5.10 and/or 6.12, comma-separated (or MEMGUARD_TEST_KERNELS=LIST; "" for none).
 #                      5.10 is Debian 11's kernel booted with psi=0 (no /proc/pressure, as on RHEL 9's
 #                      default); 6.12 is trixie's, PSI on.
 #   --kernels-systemd  also the systemd tests of $kernel_systemd_tests on each of those kernels
@@ -46,6 +47,7 @@ kernel_tests=(
 	tests/integration/daemon_throttle.sh
 	tests/integration/daemon_place.sh
 	tests/integration/daemon_blame.sh
+	tests/integration/daemon_place_own.sh
 )
 # With --kernels-systemd: the packaged unit and the placement socket under systemd (not Slurm's test,
 # which needs minutes; run it by hand with tests/vm/run-suite.sh --systemd --kernel ...).
@@ -57,7 +59,7 @@ kernel_systemd_tests=(
 # The extra kernel parameters each kernel boots with.
 declare -A kernel_append=([5.10]=psi=0 [6.12]="")
 
-kernels=${MEMGUARD_TEST_KERNELS:-}
+kernels=${MEMGUARD_TEST_KERNELS-5.10}
 kernels_systemd=${MEMGUARD_TEST_KERNELS_SYSTEMD:-0}
 kernels_only=0
 while (($#)); do
