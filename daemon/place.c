@@ -33,9 +33,13 @@ int mg_place_parse_request(char *line, const char **ret_job_hint, uint64_t *ret_
 		         mg_parse_u64(word + 7, ret_budget) == 0 && *ret_budget > 0)
 			continue;
 		else
-			return -EINVAL;
+			goto bad;
 	}
 	return 0;
+bad:
+	*ret_job_hint = NULL;
+	*ret_budget = 0;
+	return -EINVAL;
 }
 
 uint64_t mg_place_caller_limit(uint64_t limit, uint64_t taken, uint64_t current)

@@ -12,11 +12,12 @@ static void fuzz_request(const char *text)
 {
 	char *line = strdup(text);
 	const char *hint = (const char *)1;
+	uint64_t budget = 1;
 	int r;
 
 	if (!line)
 		return;
-	r = mg_place_parse_request(line, &hint);
+	r = mg_place_parse_request(line, &hint, &budget);
 	check(r == 0 || r == -EINVAL, "mg_place_parse_request errors", text);
 	if (r == 0) {
 		check(strncmp(text, "place", 5) == 0, "a request starts with place", text);
@@ -24,8 +25,9 @@ static void fuzz_request(const char *text)
 		      "a hint is a valid id inside the line", text);
 		check(!hint || (!strchr(hint, '/') && strcmp(hint, "..") != 0),
 		      "a hint cannot leave the jobs directory", text);
+		check(budget == 0 || strstr(text, "budget="), "a budget only where the line says one", text);
 	} else {
-		check(hint == NULL, "a refused request has no hint", text);
+		check(hint == NULL && budget == 0, "a refused request has no hint and no budget", text);
 	}
 	free(line);
 

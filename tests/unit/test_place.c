@@ -324,6 +324,7 @@ static void test_parse_request(void **state)
 	        {"place job=1 job=2\n", -EINVAL, NULL, 0},
 	        {"place budget=99999999999999999999999\n", -EINVAL, NULL, 0},
 	        {"placed\n", -EINVAL, NULL, 0},
+	        {"place job=7.srv junk\n", -EINVAL, NULL, 0}, /* refused: no hint left behind */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -334,10 +335,12 @@ static void test_parse_request(void **state)
 		assert_int_equal(mg_place_parse_request(buf, &hint, &budget), cases[i].ret);
 		if (cases[i].ret == 0 && cases[i].hint)
 			assert_string_equal(hint, cases[i].hint);
-		if (cases[i].ret == 0)
+		if (cases[i].ret == 0) {
 			assert_true(budget == cases[i].budget);
-		else if (cases[i].ret == 0)
+		} else {
 			assert_null(hint);
+			assert_true(budget == 0);
+		}
 	}
 }
 
