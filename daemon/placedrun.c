@@ -140,13 +140,18 @@ static void keep_caller(struct mg_runs *runs, const char *tether)
 	if (cg >= 0)
 		(void)mg_cg_read_u64(cg, "memory.current", &current);
 	uint64_t keep = mg_place_caller_limit(limit, taken, current);
-	int r = cg < 0 ? cg : mg_cg_write_size(cg, tether, "memory.max", keep, err, sizeof(err));
+	/* For the launcher of another run from there, which may be reading the
+	 * chain now: the record is there whenever the limit is, so it always
+	 * looks past a limit of ours to the job's (set before, cleared after). */
+	int r = cg < 0 || keep == MG_SIZE_UNLIMITED ? cg : mg_contract_set_keeps(cg, keep);
+	if (r >= 0)
+		r = mg_cg_write_size(cg, tether, "memory.max", keep, err, sizeof(err));
+	else if (r != -ENOENT)
+		snprintf(err, sizeof(err), "its record %s", MG_XATTR_KEEPS);
+	if (r >= 0 && keep == MG_SIZE_UNLIMITED && (r = mg_contract_clear_keeps(cg)) < 0)
+		snprintf(err, sizeof(err), "its record %s", MG_XATTR_KEEPS);
 	if (r == -ENOENT)
 		return; /* the job is over */
-	/* For the launcher of another run from there: the job's limit is above. */
-	if (r >= 0 && (r = keep == MG_SIZE_UNLIMITED ? mg_contract_clear_keeps(cg)
-	                                             : mg_contract_set_keeps(cg, keep)) < 0)
-		snprintf(err, sizeof(err), "its record %s", MG_XATTR_KEEPS);
 	if (r < 0)
 		mg_log_errno(LOG_WARNING, r,
 		             "keep the job's own processes in %s within what its runs leave: %s%s%m", tether,
