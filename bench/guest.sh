@@ -158,6 +158,11 @@ remove_cgroups() {
 # Memory pressure of the previous cell must not leak into the next one (memguardd acts on PSI averages).
 settle() {
 	local i some
+	if [[ ! -r /proc/pressure/memory ]]; then
+		# No PSI (psi=0): nothing to wait for but the kernel's own reclaim after the drop above.
+		sleep 2
+		return 0
+	fi
 	for ((i = 0; i < 30; i++)); do
 		some=$(awk '/^some/ { sub("avg10=", "", $2); print $2 }' /proc/pressure/memory)
 		awk -v s="$some" 'BEGIN { exit !(s < 1.0) }' && break

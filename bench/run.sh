@@ -44,6 +44,10 @@ usage() {
 		                       ran the guest's code (raw/CELL/emulator.json, "emulator" lines in results.jsonl):
 		                       a cell the emulator slowed shows a small share, whatever the guard did
 		  --doc FILE           where the report goes (default docs/benchmarks.md; --smoke: the run dir)
+		  --kernel SERIES      every guest boots this kernel (tests/vm/vm.sh --kernel: 5.10, 6.1, 6.12);
+		                       a series other than 6.1 keeps its results apart, in
+		                       bench/results/kernel-SERIES[-ARGS]/, and never writes docs/benchmarks.md
+		  --append ARGS        extra kernel parameters for every guest, e.g. 'psi=0'
 	EOF
 	exit 2
 }
@@ -56,7 +60,7 @@ top=$(cd "$here/.." && pwd -P)
 smoke=0 reps=3 costs=1 idle=1 idle_minutes=10 costs_n="16 256 1024" costs_reps=3 calibrate=0
 live="72 80 88 96" out=$top/build-bench render=1 doc='' cells=1 idle_mem="1024 8192"
 scale=0 scale_n="1 64 1024 4096" scale_mem=3072 scale_seconds=20 scale_share=none only=
-probe=0 emulator_profile=1 emulator_failed=0 guest_per_cell=1
+probe=0 emulator_profile=1 emulator_failed=0 guest_per_cell=1 series=6.1 append=
 scenarios="${BENCH_SCENARIOS[*]}" variants="${BENCH_VARIANTS[*]}"
 while (($#)); do
 	case $1 in
@@ -85,6 +89,8 @@ while (($#)); do
 	--no-emulator-profile) emulator_profile=0; shift ;;
 	--no-render) render=0; shift ;;
 	--doc) doc=${2:-}; shift 2 || usage ;;
+	--kernel) series=${2:-}; shift 2 || usage ;;
+	--append) append=${2:-}; shift 2 || usage ;;
 	*) usage ;;
 	esac
 done
@@ -123,7 +129,14 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
 [[ $out == "$top"/* ]] || { echo "bench: --out must be inside the repo (the guest shares only it)" >&2; exit 2; }
 
-vm=$top/tests/vm/vm.sh
+# Every guest of the run boots the same kernel with the same parameters.
+vm=("$top/tests/vm/vm.sh" --kernel "$series")
+[[ -n $append ]] && vm+=(--append "$append")
+# Results of another kernel, or other parameters, live beside the main ones, not over them.
+results_dir=$here/results
+if [[ $series != 6.1 || -n $append ]]; then
+	results_dir=$here/results/kernel-$series${append:+-${append//[^a-zA-Z0-9=.]/_}}
+fi
 build=$out/build
 bin=$out/bin
 began=$SECONDS
@@ -268,7 +281,7 @@ run_group() {
 	((smoke)) && gargs+=(-w "$smoke_work" -d "$smoke_deadline")
 	((probe)) && gargs+=(-p)
 	: >"$run_dir/progress"
-	"$vm" --timeout "$total" -- "$here/guest.sh" "${gargs[@]}" "$run_dir" "${cells[@]}" \
+	"${vm[@]}" --timeout "$total" -- "$here/guest.sh" "${gargs[@]}" "$run_dir" "${cells[@]}" \
 		>>"$run_dir/console.log" 2>&1 &
 	local vmpid=$! cur='' cur_since=0 cur_deadline=0 hung='' line rc=0 emu_pid='' emu_data=''
 	if ((emulator_profile)); then
@@ -384,7 +397,7 @@ run_costs() {
 	local t=$SECONDS rc=0
 	say "start-up costs (systemd guest): N = $costs_n, $costs_reps repetitions"
 	# shellcheck disable=SC2086 # the task counts are words
-	"$vm" --systemd --timeout 3600 -- "$here/costs.sh" -b "$build" -B "$bin" -r "$costs_reps" "$run_dir" \
+	"${vm[@]}" --systemd --timeout 3600 -- "$here/costs.sh" -b "$build" -B "$bin" -r "$costs_reps" "$run_dir" \
 		$costs_n >>"$run_dir/console.log" 2>&1 || rc=$?
 	((rc == 0)) || say "the costs guest exited with $rc"
 	say "costs done in $(elapsed "$t")"
@@ -396,7 +409,7 @@ run_idle() {
 	for m in $idle_mem; do
 		rc=0
 		say "idle daemons in a $m MiB guest: $idle_minutes minutes"
-		"$vm" --mem "$m" --timeout $((idle_minutes * 60 + 900)) -- "$here/idle.sh" -b "$build" -g "$m" \
+		"${vm[@]}" --mem "$m" --timeout $((idle_minutes * 60 + 900)) -- "$here/idle.sh" -b "$build" -g "$m" \
 			"$run_dir" "$idle_minutes" >>"$run_dir/console.log" 2>&1 || rc=$?
 		((rc == 0)) || say "the $m MiB idle guest exited with $rc"
 	done
@@ -410,7 +423,7 @@ run_scale() {
 		[[ $b == none ]] || sargs=(-S "$b")
 		say "decision time against the guard's size: N = $scale_n in a $scale_mem MiB guest, share xattr $b"
 		# shellcheck disable=SC2086 # the counts are words
-		"$vm" --mem "$scale_mem" --timeout 5400 -- "$here/scale.sh" -b "$build" -B "$bin" -s "$scale_seconds" \
+		"${vm[@]}" --mem "$scale_mem" --timeout 5400 -- "$here/scale.sh" -b "$build" -B "$bin" -s "$scale_seconds" \
 			"${sargs[@]}" "$run_dir" $scale_n >>"$run_dir/console.log" 2>&1 || rc=$?
 		((rc == 0)) || say "the scale guest exited with $rc"
 	done
@@ -436,7 +449,7 @@ write_meta() {
 		v=${v//$'\t'/\\t}
 		printf '%s' "${v//$'\n'/\\n}"
 	}
-	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s","earlyoom_args":%s,"guest_per_cell":%s}\n' \
+	printf '{"kind":"meta","run":"%s","date":"%s","smoke":%s,"reps":%d,"host_cpu":"%s","host_cores":%d,"host_kernel":"%s","qemu":"%s","accel":"%s","guest_mem_mib":1024,"host_loadavg":"%s","host_mem_free_mib":%d,"parts":"%s","git":"%s","dirty_files":%d,"earlyoom":"%s","nohang":"%s","pypy3":"%s","churn_live_mib":%d,"churn_seconds":%d,"work_seconds":%d,"daemon_conf":"%s","earlyoom_args":%s,"guest_per_cell":%s,"kernel_series":"%s","kernel_append":"%s"}\n' \
 		"$run_id" "$(date -u +%FT%TZ)" "$( ((smoke)) && echo true || echo false)" "$reps" "$cpu" "$(nproc)" \
 		"$(uname -r)" "$qemu" "${MEMGUARD_VM_ACCEL:-tcg}" "$(cut -d' ' -f1-3 /proc/loadavg)" \
 		"$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)" \
@@ -445,7 +458,7 @@ write_meta() {
 		"$( ((smoke)) && echo "$smoke_work" || echo "$BENCH_WORK_SECONDS")" \
 		"$(json_escape "${MEMGUARD_BENCH_DAEMON_CONF:-}")" \
 		"$([[ -v MEMGUARD_BENCH_EARLYOOM_ARGS ]] && printf '"%s"' "$(json_escape "$MEMGUARD_BENCH_EARLYOOM_ARGS")" || echo null)" \
-		"$( ((guest_per_cell)) && echo true || echo false)" \
+		"$( ((guest_per_cell)) && echo true || echo false)" "$series" "$(json_escape "$append")" \
 		>>"$run_dir/results.jsonl"
 }
 
@@ -463,7 +476,7 @@ say "run $run_id: results in $run_dir"
 
 if ((calibrate)); then
 	# shellcheck disable=SC2086 # the sizes are words
-	"$vm" --timeout 1800 -- "$here/calibrate.sh" "$run_dir/calibrate.jsonl" "$build" "$BENCH_CHURN_SECONDS" \
+	"${vm[@]}" --timeout 1800 -- "$here/calibrate.sh" "$run_dir/calibrate.jsonl" "$build" "$BENCH_CHURN_SECONDS" \
 		$live
 	mkdir -p "$here/results"
 	cp "$run_dir/calibrate.jsonl" "$here/results/calibrate.jsonl"
@@ -490,12 +503,20 @@ if ((render)); then
 			sed -n '/^| scenario | variant | finished/,/^$/p' "${doc:-$run_dir/benchmarks.md}"
 		fi
 	else
-		mkdir -p "$here/results"
-		cp "$run_dir/results.jsonl" "$here/results/results.jsonl"
-		python3 "$here/render.py" --results "$here/results/results.jsonl" --md "${doc:-$top/docs/benchmarks.md}" \
-			--svg "$here/results/benchmarks.svg" --svg-link ../bench/results/benchmarks.svg \
-			--scale-svg "$here/results/benchmarks-scale.svg" --scale-svg-link ../bench/results/benchmarks-scale.svg \
-			--calibration "$here/results/calibrate.jsonl" --notes "$here/results/notes.md" || status=$?
+		if [[ $results_dir != "$here/results" ]]; then
+			# Another kernel: its results and their page stay beside the main run's.
+			mkdir -p "$results_dir"
+			cp "$run_dir/results.jsonl" "$results_dir/results.jsonl"
+			python3 "$here/render.py" --results "$results_dir/results.jsonl" --md "${doc:-$results_dir/benchmarks.md}" \
+				--svg "$results_dir/benchmarks.svg" --svg-link benchmarks.svg || status=$?
+		else
+			mkdir -p "$here/results"
+			cp "$run_dir/results.jsonl" "$here/results/results.jsonl"
+			python3 "$here/render.py" --results "$here/results/results.jsonl" --md "${doc:-$top/docs/benchmarks.md}" \
+				--svg "$here/results/benchmarks.svg" --svg-link ../bench/results/benchmarks.svg \
+				--scale-svg "$here/results/benchmarks-scale.svg" --scale-svg-link ../bench/results/benchmarks-scale.svg \
+				--calibration "$here/results/calibrate.jsonl" --notes "$here/results/notes.md" || status=$?
+		fi
 	fi
 fi
 # The harness worked when every cell left a record (a hung guest is a result, a missing record is not).
