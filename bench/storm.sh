@@ -84,23 +84,8 @@ as() {
 	sh -c 'echo $$ >"$0/cgroup.procs" && u=$1 && shift && exec setpriv --reuid="$u" --regid="$u" --init-groups -- env -u MEMGUARD_PLACE_SOCKET "$@"' \
 		"$cg/$j/task" "$u" "$@"
 }
-cat >"$work/storm.py" <<'PY'
-import os, sys
-out, stop = sys.argv[1], sys.argv[2]
-run = "/sys/fs/cgroup" + os.path.dirname(open("/proc/self/cgroup").read().split(":", 2)[2].strip())
-for i in range(3000):
-    os.mkdir(f"{run}/s{i}")
-open(out, "w").write("0\n")
-ops = 0
-while not os.path.exists(stop):
-    for _ in range(100):
-        os.mkdir(f"{run}/x")
-        os.rmdir(f"{run}/x")
-    ops += 200
-    open(out, "w").write(f"{ops}\n")
-for i in range(3000):
-    os.rmdir(f"{run}/s{i}")
-PY
+# The storm itself, copied where the stormer (another uid) can read it.
+install -m 644 "$top/tests/programs/cgstorm.py" "$work/storm.py"
 # Stamps each line of memguardd's log with the time it was read (ms).
 cat >"$work/stamp.py" <<'PY'
 import sys, time

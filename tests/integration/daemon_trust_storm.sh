@@ -18,25 +18,8 @@ metrics_interval = 1s"
 . "$(dirname "$0")/place_lib.sh"
 metrics=/run/memguard-storm.prom
 
-cat >"$work/storm.py" <<'PY'
-import os, sys
-out, stop = sys.argv[1], sys.argv[2]
-run = "/sys/fs/cgroup" + os.path.dirname(open("/proc/self/cgroup").read().split(":", 2)[2].strip())
-for i in range(3000):
-    os.mkdir(f"{run}/s{i}")
-ops = 0
-while not os.path.exists(stop):
-    for _ in range(100):
-        os.mkdir(f"{run}/x")
-        os.rmdir(f"{run}/x")
-    ops += 200
-    with open(out + ".tmp", "w") as f:
-        f.write(f"{ops}\n")
-    os.replace(out + ".tmp", out)
-for i in range(3000):
-    os.rmdir(f"{run}/s{i}")
-PY
-chmod 644 "$work/storm.py"
+# The storm itself, copied where the stormer (another uid) can read it.
+install -m 644 "$top/tests/programs/cgstorm.py" "$work/storm.py"
 
 # rescans: sets rescans_at (seconds) and rescans_n once memguardd wrote the
 # metrics file anew.
