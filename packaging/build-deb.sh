@@ -19,6 +19,8 @@ die() {
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=source-tree.sh
+. "$top/packaging/source-tree.sh"
 out=${1:-$top/build-deb}
 [[ $# -le 1 ]] || die "usage: packaging/build-deb.sh [OUTDIR]"
 for tool in dpkg-buildpackage dpkg-parsechangelog dh; do
@@ -33,17 +35,7 @@ src=$work/memguard-$version
 mkdir "$src"
 
 # The source tree, without build directories, caches or a debian/ of its own.
-if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git -C "$top" ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do
-			[[ -e $top/$f || -L $top/$f ]] && printf '%s\0' "$f"
-		done |
-		tar -C "$top" --null --files-from=- -cf - |
-		tar -C "$src" -xf -
-else
-	tar -C "$top" --exclude=./.git --exclude='./build*' --exclude=./tests/vm/.cache -cf - . |
-		tar -C "$src" -xf -
-fi
+copy_source_tree "$top" "$src"
 [[ ! -e $src/debian ]] || die "the source tree has a debian/ of its own: remove it, packaging/debian is used"
 cp -a "$top/packaging/debian" "$src/debian"
 

@@ -19,6 +19,8 @@ die() {
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=source-tree.sh
+. "$top/packaging/source-tree.sh"
 out=${1:-$top/build-rpm}
 [[ $# -le 1 ]] || die "usage: packaging/build-rpm.sh [OUTDIR]"
 spec=$top/packaging/rpm/memguard.spec
@@ -36,17 +38,7 @@ mkdir -p "$work"/{BUILD,BUILDROOT,RPMS,SOURCES,SPECS,SRPMS} "$work/src/memguard-
 src=$work/src/memguard-$version
 
 # The source tree, without build directories or caches.
-if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git -C "$top" ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do
-			[[ -e $top/$f || -L $top/$f ]] && printf '%s\0' "$f"
-		done |
-		tar -C "$top" --null --files-from=- -cf - |
-		tar -C "$src" -xf -
-else
-	tar -C "$top" --exclude=./.git --exclude='./build*' --exclude=./tests/vm/.cache -cf - . |
-		tar -C "$src" -xf -
-fi
+copy_source_tree "$top" "$src"
 # Owner and times fixed, so that the same tree gives the same tarball.
 tar -C "$work/src" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - "memguard-$version" |
 	gzip -n >"$work/SOURCES/memguard-$version.tar.gz"
