@@ -70,11 +70,13 @@ bad:
 	return -EBADMSG;
 }
 
-int mg_place_ask(const char *socket_path, const char *job_hint, uint64_t budget, int timeout_ms,
-                 struct mg_place_answer *ret, char *why, size_t whysize)
+/* One request, one reply line: connects, sends, waits at most timeout_ms.
+ * Returns the reply's length, or -errno with a one-line reason in why. */
+static ssize_t exchange(const char *socket_path, const char *request, int timeout_ms, char *line,
+                        size_t linesize, char *why, size_t whysize)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	char request[96], line[1400];
+	size_t len = strlen(request);
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
@@ -89,13 +91,7 @@ int mg_place_ask(const char *socket_path, const char *job_hint, uint64_t budget,
 		snprintf(why, whysize, "memguardd's placement service at %s: %s", socket_path, strerror(-r));
 		return r;
 	}
-	/* The job id only chooses among the caller's own job cgroups; the daemon checks it. */
-	bool hint = job_hint && *job_hint && strlen(job_hint) <= 64 && !strpbrk(job_hint, " \n/");
-	int len = snprintf(request, sizeof(request), "place%s%s", hint ? " job=" : "", hint ? job_hint : "");
-	if (budget && budget != MG_SIZE_UNLIMITED)
-		len += snprintf(request + len, sizeof(request) - (size_t)len, " budget=%" PRIu64, budget);
-	len += snprintf(request + len, sizeof(request) - (size_t)len, "\n");
-	if (send(fd, request, (size_t)len, MSG_NOSIGNAL) != len) {
+	if (send(fd, request, len, MSG_NOSIGNAL) != (ssize_t)len) {
 		snprintf(why, whysize, "memguardd's placement service at %s: %s", socket_path,
 		         strerror(errno));
 		return -EIO;
@@ -105,15 +101,49 @@ int mg_place_ask(const char *socket_path, const char *job_hint, uint64_t budget,
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
 		n = -errno;
 	else
-		n = mg_read_small_fd(fd, line, sizeof(line));
+		n = mg_read_small_fd(fd, line, linesize);
 	if (n == 0)
 		n = -ECONNRESET; /* closed without a word */
 	if (n == -EAGAIN)
 		n = -ETIMEDOUT;
-	if (n < 0) {
+	if (n < 0)
 		snprintf(why, whysize, "memguardd's placement service at %s: %s", socket_path,
 		         strerror((int)-n));
+	return n;
+}
+
+/* Builds the request line "place[ job=ID][ budget=BYTES]\n" into buf. */
+static void request_line(char *buf, size_t size, const char *job_hint, uint64_t budget)
+{
+	/* The job id only chooses among the caller's own job cgroups; the daemon checks it. */
+	bool hint = job_hint && *job_hint && strlen(job_hint) <= 64 && !strpbrk(job_hint, " \n/");
+	int len = snprintf(buf, size, "place%s%s", hint ? " job=" : "", hint ? job_hint : "");
+
+	if (budget && budget != MG_SIZE_UNLIMITED)
+		len += snprintf(buf + len, size - (size_t)len, " budget=%" PRIu64, budget);
+	snprintf(buf + len, size - (size_t)len, "\n");
+}
+
+int mg_place_ask(const char *socket_path, const char *job_hint, uint64_t budget, int timeout_ms,
+                 struct mg_place_answer *ret, char *why, size_t whysize)
+{
+	char request[96], line[1400];
+	ssize_t n;
+	int r;
+
+	request_line(request, sizeof(request), job_hint, budget);
+	n = exchange(socket_path, request, timeout_ms, line, sizeof(line), why, whysize);
+	if (n < 0)
 		return (int)n;
+	r = mg_place_parse_reply(line, ret, why, whysize);
+	/* A memguardd from before budgets refuses the word: ask it as it understands, and say so. */
+	if (r == -EPERM && strstr(request, " budget=") && strncmp(line, "err bad request", 15) == 0) {
+		request_line(request, sizeof(request), job_hint, 0);
+		n = exchange(socket_path, request, timeout_ms, line, sizeof(line), why, whysize);
+		if (n < 0)
+			return (int)n;
+		r = mg_place_parse_reply(line, ret, why, whysize);
+		ret->budget_refused = true;
 	}
-	return mg_place_parse_reply(line, ret, why, whysize);
+	return r;
 }

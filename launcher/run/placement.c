@@ -159,6 +159,13 @@ static int ask_daemon(struct mg_placement *pl, const char *context, char *base, 
 		snprintf(pl->placed_by, sizeof(pl->placed_by),
 		         "placed by memguardd; its limit %s is memory.max of %s",
 		         mg_size_format(a.limit, limit), a.limit_from[0] ? a.limit_from : "?");
+	if (a.budget_refused) {
+		size_t len = strlen(pl->placed_by);
+		snprintf(
+		        pl->placed_by + len, sizeof(pl->placed_by) - len,
+		        "; this memguardd is older than the launcher and shares the job's limit with the job "
+		        "script (restart memguardd)");
+	}
 	return probe_run(pl, why, whysize);
 }
 

@@ -1,5 +1,6 @@
 /* The placement service's pure parts: where a run goes (mg_place_decide),
- * the request and reply lines, and job ids. No kernel, no socket. */
+ * the request and reply lines, and job ids. No kernel; one test talks to a
+ * fake memguardd on a socket in a temporary directory. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,7 +9,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "run/askplace.h"
 #include "memguard/units.h"
@@ -388,6 +394,54 @@ static void test_parse_reply(void **state)
 		assert_int_equal(mg_place_parse_reply(bad[i], &a, why, sizeof(why)), -EBADMSG);
 }
 
+/* A memguardd from before budgets: it refuses "budget=" as a bad request.
+ * The client asks again without it and says so; the fake daemon (a child)
+ * checks the two requests and exits 0 only when both were as expected. */
+static void test_ask_old_daemon(void **state)
+{
+	static const char *const expect[] = {"place job=7 budget=1048576\n", "place job=7\n"};
+	static const char *const replies[] = {"err bad request: expected \"place[ job=ID]\"\n",
+	                                      "ok run memguard/user-1-1 max -\n"};
+	char dir[] = "/tmp/memguard-test-place.XXXXXX", path[64], why[256];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct mg_place_answer a;
+	int lfd, status;
+	pid_t child;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/place.sock", dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 2), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		for (int i = 0; i < 2; i++) {
+			char buf[128] = "";
+			int fd = accept(lfd, NULL, NULL);
+			ssize_t n = fd < 0 ? -1 : recv(fd, buf, sizeof(buf) - 1, 0);
+			if (n <= 0 || strcmp(buf, expect[i]) != 0)
+				_exit(10 + i);
+			if (send(fd, replies[i], strlen(replies[i]), MSG_NOSIGNAL) < 0)
+				_exit(20 + i);
+			close(fd);
+		}
+		_exit(0);
+	}
+	close(lfd);
+	assert_int_equal(mg_place_ask(path, "7", 1 * MiB, 2000, &a, why, sizeof(why)), 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	unlink(path);
+	rmdir(dir);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(a.kind, MG_PLACE_ANSWER_RUN);
+	assert_string_equal(a.cgroup, "memguard/user-1-1");
+	assert_true(a.budget_refused);
+}
+
 /* The client against a socket nobody listens on: a one-line reason, no hang. */
 static void test_ask_without_daemon(void **state)
 {
@@ -402,11 +456,11 @@ static void test_ask_without_daemon(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_decide_table),      cmocka_unit_test(test_job_id_valid),
-	        cmocka_unit_test(test_parse_request),     cmocka_unit_test(test_caller_limit),
-	        cmocka_unit_test(test_parse_reply),       cmocka_unit_test(test_ask_without_daemon),
-	        cmocka_unit_test(test_path_placed_table), cmocka_unit_test(test_decide_chain_cut),
-	        cmocka_unit_test(test_chain_paths),
+	        cmocka_unit_test(test_decide_table),     cmocka_unit_test(test_job_id_valid),
+	        cmocka_unit_test(test_parse_request),    cmocka_unit_test(test_caller_limit),
+	        cmocka_unit_test(test_parse_reply),      cmocka_unit_test(test_ask_without_daemon),
+	        cmocka_unit_test(test_ask_old_daemon),   cmocka_unit_test(test_path_placed_table),
+	        cmocka_unit_test(test_decide_chain_cut), cmocka_unit_test(test_chain_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
