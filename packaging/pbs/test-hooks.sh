@@ -342,6 +342,18 @@ check "epilogue refuses a job id that leaves memguard.jobs" contains "$tmp/err" 
 check "epilogue refusal exits non-zero" test "$rc" != 0
 check "memguard.jobs still there" test -d "$jobs_dir/77.pbspro"
 
+# Whether process $1 is gone (or a zombie nobody reaps yet) within 5 s.
+gone_within_5s() {
+	local _
+	for _ in $(seq 50); do
+		if [[ ! -e /proc/$1 ]] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
 # Leftover processes: without cgroup.kill (kernels before 5.14) the epilogue
 # freezes the cgroup, kills what cgroup.procs lists, thaws it, and removes the
 # cgroup once they are gone.
@@ -357,15 +369,7 @@ check "leftover process runs before the epilogue" test -d "/proc/$bg_pid"
 rm "$jobs_dir/94.server/cgroup.kill"
 run "${epilogue[@]}" 94.server "$juser" "$jgroup"
 check "leftover process: epilogue exits 0" test "$rc" = 0
-killed=no
-for _ in $(seq 50); do
-	if [[ ! -e /proc/$bg_pid ]] || grep -q '^State:.*Z' "/proc/$bg_pid/status" 2>/dev/null; then
-		killed=yes
-		break
-	fi
-	sleep 0.1
-done
-check "leftover process killed" test "$killed" = yes
+check "leftover process killed" gone_within_5s "$bg_pid"
 check "leftover process: cgroup removed" test ! -e "$jobs_dir/94.server"
 check "leftover process: cgroup frozen for the kill, then thawed" \
 	test "$(grep -c '^memguard.jobs/94.server kill= freeze=0$' "$rmdir_log")" = 1
@@ -420,15 +424,7 @@ run "${epilogue[@]}" 97.server "$juser" "$jgroup"
 check "placed during the epilogue: the process was moved in (the attacker's rmdir ran)" test ! -e "$tmp/place-on-rmdir"
 check "placed during the epilogue: exits 0" test "$rc" = 0
 check "placed during the epilogue: no errors" test ! -s "$tmp/err"
-killed=no
-for _ in $(seq 50); do
-	if [[ ! -e /proc/$bg_pid ]] || grep -q '^State:.*Z' "/proc/$bg_pid/status" 2>/dev/null; then
-		killed=yes
-		break
-	fi
-	sleep 0.1
-done
-check "placed during the epilogue: the process is killed" test "$killed" = yes
+check "placed during the epilogue: the process is killed" gone_within_5s "$bg_pid"
 check "placed during the epilogue: the cgroup is removed" test ! -e "$jobs_dir/97.server"
 bg_pid=
 # memguardd places only into a job cgroup and leaf the caller owns: the
