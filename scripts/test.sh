@@ -14,8 +14,8 @@
 #   --kernels LIST     LIST: 5.10 and/or 6.12, comma-separated (or MEMGUARD_TEST_KERNELS=LIST; "" for none).
 #                      5.10 is Debian 11's kernel booted with psi=0 (no /proc/pressure, as on RHEL 9's
 #                      default); 6.12 is trixie's, PSI on.
-#   --kernels-systemd  also the systemd tests of $kernel_systemd_tests on each of those kernels
-#                      (or MEMGUARD_TEST_KERNELS_SYSTEMD=1)
+#   --kernels-systemd  also the systemd and Slurm tests of $kernel_systemd_tests on each of those
+#                      kernels (or MEMGUARD_TEST_KERNELS_SYSTEMD=1)
 #   --kernels-only     only the dependencies, the strict build with its unit tests, and those kernel steps
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,12 +49,15 @@ kernel_tests=(
 	tests/integration/daemon_blame.sh
 	tests/integration/daemon_place_own.sh
 )
-# With --kernels-systemd: the packaged unit and the placement socket under systemd (not Slurm's test,
-# which needs minutes; run it by hand with tests/vm/run-suite.sh --systemd --kernel ...).
+# With --kernels-systemd: the unit and the placement socket under systemd, and memguard under a real
+# Slurm (one node, then the farm across two slurmd). All of the systemd step but the .deb's test, whose
+# package is built later.
 kernel_systemd_tests=(
 	tests/integration/systemd/memguardd_unit.sh
 	tests/integration/systemd/memguardd_place.sh
 	tests/integration/systemd/memguardd_socket_stop.sh
+	tests/integration/systemd/slurm_memguard.sh
+	tests/integration/systemd/slurm_farm.sh
 )
 # The extra kernel parameters each kernel boots with.
 declare -A kernel_append=([5.10]=psi=0 [6.12]="")
@@ -86,9 +89,9 @@ kernel_steps() {
 		tests/vm/run-suite.sh --kernel "$k" --append "${kernel_append[$k]}" --test-timeout 600 \
 			"${kernel_tests[@]}"
 		((kernels_systemd)) || continue
-		step "the systemd unit in a VM with systemd as PID 1 on kernel $k${kernel_append[$k]:+ (${kernel_append[$k]})}"
+		step "the systemd unit and Slurm in a VM with systemd as PID 1 on kernel $k${kernel_append[$k]:+ (${kernel_append[$k]})}"
 		tests/vm/run-suite.sh --systemd --kernel "$k" --append "${kernel_append[$k]}" --mem 1536 \
-			--test-timeout 600 "${kernel_systemd_tests[@]}"
+			--test-timeout 900 "${kernel_systemd_tests[@]}"
 	done
 }
 
