@@ -46,7 +46,8 @@ usage() {
 		  --doc FILE           where the report goes (default docs/benchmarks.md; --smoke: the run dir)
 		  --kernel SERIES      every guest boots this kernel (tests/vm/vm.sh --kernel: 5.10, 6.1, 6.12);
 		                       a series other than 6.1 keeps its results apart, in
-		                       bench/results/kernel-SERIES[-ARGS]/, and never writes docs/benchmarks.md
+		                       bench/results/kernel-SERIES[-ARGS]/, with the section that bench/kernels.py
+		                       writes for docs/benchmarks.md there; it never renders docs/benchmarks.md
 		  --append ARGS        extra kernel parameters for every guest, e.g. 'psi=0'
 	EOF
 	exit 2
@@ -509,6 +510,9 @@ if ((render)); then
 			cp "$run_dir/results.jsonl" "$results_dir/results.jsonl"
 			python3 "$here/render.py" --results "$results_dir/results.jsonl" --md "${doc:-$results_dir/benchmarks.md}" \
 				--svg "$results_dir/benchmarks.svg" --svg-link benchmarks.svg || status=$?
+			# Its section of docs/benchmarks.md: memguardd and earlyoom on this kernel, beside the main run.
+			python3 "$here/kernels.py" --results "$results_dir/results.jsonl" --main "$here/results/results.jsonl" \
+				--md "$results_dir/section.md" || status=$?
 		else
 			mkdir -p "$here/results"
 			cp "$run_dir/results.jsonl" "$here/results/results.jsonl"
