@@ -17,14 +17,15 @@ int mg_sense_psi_state(int r)
 int mg_sense_open(struct mg_sense *s, int procfd)
 {
 	struct mg_psi psi;
-	int state = mg_sense_psi_state(mg_psi_read(procfd, PRESSURE_FILE, &psi));
+	int r = mg_psi_read(procfd, PRESSURE_FILE, &psi);
+	int state = mg_sense_psi_state(r);
 
 	*s = (struct mg_sense)MG_SENSE_INIT;
 	s->procfd = procfd;
 	if (state < 0)
 		return state;
 	s->psi = state == 1;
-	s->psi_error = s->psi ? 0 : mg_psi_read(procfd, PRESSURE_FILE, &psi);
+	s->psi_error = s->psi ? 0 : r;
 	return 0;
 }
 
