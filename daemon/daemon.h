@@ -60,10 +60,9 @@ struct daemon {
 	struct watched *w; /* grown by watch_slot() */
 	size_t nw, w_cap;
 	bool trigger_fired;
-	bool was_short;            /* memory was short at the last decision */
-	uint64_t rescanned_usec;   /* the last guards_rescan started */
-	uint64_t rescan_took_usec; /* and what it took */
-	uint64_t decision_usec;    /* what the last check cost, wake-up to verdict */
+	bool was_short;          /* memory was short at the last decision */
+	uint64_t rescanned_usec; /* the last guards_rescan started; what it took is in metrics */
+	uint64_t decision_usec;  /* what the last check cost, wake-up to verdict */
 	uint64_t last_kill_usec;
 	char last_victim[sizeof(((struct mg_scope_entry *)0)->path)]; /* killed last, until it is gone */
 	uint64_t last_victim_bytes;                                   /* what it held then */

@@ -169,9 +169,8 @@ void guards_rescan(struct daemon *d)
 	qsort(d->w, d->nw, sizeof(*d->w), watched_cmp);
 	for (size_t i = 0; i < d->nw; i++)
 		d->w[i].e.snap.path = d->w[i].e.path; /* it moved */
-	d->rescan_took_usec = mg_now_usec() - now;
 	d->metrics.rescans++;
-	d->metrics.rescan_took_usec = d->rescan_took_usec;
+	d->metrics.rescan_took_usec = mg_now_usec() - now;
 }
 
 void guards_refresh(struct daemon *d)
@@ -261,7 +260,7 @@ int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *user
 	struct daemon *d = userdata;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	uint64_t now = mg_now_usec();
-	uint64_t at = mg_policy_event_rescan_at(d->rescanned_usec, d->rescan_took_usec, now);
+	uint64_t at = mg_policy_event_rescan_at(d->rescanned_usec, d->metrics.rescan_took_usec, now);
 
 	/* Drain; what changed does not matter, the rescan reads the tree. */
 	while (read(fd, buf, sizeof(buf)) > 0)

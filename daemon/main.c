@@ -179,7 +179,7 @@ static size_t snapshot(struct daemon *d, bool memory_short, struct mg_guarded *r
 	size_t unwalked = 0;
 
 	if (memory_short &&
-	    mg_policy_rescan_due(d->was_short, d->rescanned_usec, d->rescan_took_usec, mg_now_usec()))
+	    mg_policy_rescan_due(d->was_short, d->rescanned_usec, d->metrics.rescan_took_usec, mg_now_usec()))
 		guards_rescan(d);
 	else if (memory_short)
 		guards_refresh(d);
