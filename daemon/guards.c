@@ -235,21 +235,18 @@ static int on_event_rescan(sd_event_source *src, uint64_t usec, void *userdata)
 	return guards_on_inotify(d->inotify_src, d->inotify_fd, EPOLLIN, d);
 }
 
-/* Holds the rescan events ask for until at: nothing from inotify wakes
+/* Holds back the rescan that events ask for, usec from now: nothing from inotify wakes
  * memguardd until then (what comes meanwhile waits in the queue, or
  * overflows it: the rescan reads the tree anyway). */
-static int hold_rescan(struct daemon *d, uint64_t at)
+static int hold_rescan(struct daemon *d, uint64_t usec)
 {
-	int r;
+	bool made = !d->event_rescan_timer;
+	int r = mg_event_arm_timer(d->event, &d->event_rescan_timer, usec, TIMER_ACCURACY_USEC,
+	                           on_event_rescan, d);
 
-	if (!d->event_rescan_timer) {
-		r = sd_event_add_time(d->event, &d->event_rescan_timer, CLOCK_MONOTONIC, at,
-		                      TIMER_ACCURACY_USEC, on_event_rescan, d);
-		if (r >= 0)
-			r = sd_event_source_set_priority(d->event_rescan_timer, GUARD_EVENT_PRIORITY);
-	} else if ((r = sd_event_source_set_time(d->event_rescan_timer, at)) >= 0) {
-		r = sd_event_source_set_enabled(d->event_rescan_timer, SD_EVENT_ONESHOT);
-	}
+	/* Below the pressure sources, as the inotify source it stands in for. */
+	if (r >= 0 && made)
+		r = sd_event_source_set_priority(d->event_rescan_timer, GUARD_EVENT_PRIORITY);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(d->inotify_src, SD_EVENT_OFF);
 	return r;
@@ -267,7 +264,7 @@ int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *user
 		;
 	/* A user's mkdir and rmdir must not make memguardd read the tree
 	 * again and again: it waits ten times what the last rescan took. */
-	if (at > now && d->inotify_src && hold_rescan(d, at) >= 0)
+	if (at > now && d->inotify_src && hold_rescan(d, at - now) >= 0)
 		return 0;
 	guards_watch_parents(d);
 	guards_rescan(d);
