@@ -11,15 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "outside.h"
+
 #include "act.h"
-#include "daemon.h"
+#include "guards.h"
 #include "memguard/cgroup.h"
 #include "memguard/log.h"
 #include "memguard/procstat.h"
 #include "memguard/util.h"
 
 struct outside_scan {
-	struct daemon *d;
+	struct mg_guard *d;
 	const struct mg_protect *protect;
 	pid_t self;
 	long page_size;
@@ -264,7 +266,7 @@ static size_t written(int len, size_t size)
 	return len < 0 ? 0 : (size_t)len < size ? (size_t)len : size - 1;
 }
 
-int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,
+int outside_kill(struct mg_guard *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,
                  uint64_t decided_usec)
 {
 	static struct outside_scan os;

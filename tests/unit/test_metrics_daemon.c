@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon_metrics.h"
+#include "metrics.h"
 #include "memguard/util.h"
 
 #define MiB (1ull << 20)
