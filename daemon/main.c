@@ -19,7 +19,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "guard.h"
+#include "guard/guard.h"
 #include "memguard/cgroup.h"
 #include "memguard/config.h"
 #include "memguard/locate.h"
@@ -28,9 +28,9 @@
 #include "memguard/paths.h"
 #include "memguard/procstat.h"
 #include "memguard/util.h"
-#include "placesvc.h"
-#include "policy.h"
-#include "sense.h"
+#include "place/placesvc.h"
+#include "guard/policy.h"
+#include "guard/sense.h"
 
 /* Placed runs one ordinary user may have at once. */
 #define PLACE_MAX_RUNS_PER_UID 32

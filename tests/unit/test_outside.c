@@ -1,4 +1,4 @@
-/* outside_kill (daemon/outside.c) on fake cgroup and /proc trees, in a dry
+/* outside_kill (daemon/guard/outside.c) on fake cgroup and /proc trees, in a dry
  * run: which process memguardd names outside the guard. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fake_tree.h"
-#include "outside.h"
+#include "guard/outside.h"
 
 /* A fake process: its stat line, its OOM score and adjustment. */
 static void fake_proc_of(int procfd, int pid, int ppid, const char *comm, int oom_score,

@@ -1,5 +1,5 @@
 /* memguardd's signal sources and the snapshot built from them (sense.h). */
-#include "sense.h"
+#include "guard/sense.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,7 +9,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "guards.h"
+#include "guard/guards.h"
 #include "memguard/cgroup.h"
 #include "memguard/log.h"
 #include "memguard/procstat.h"

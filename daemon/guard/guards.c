@@ -3,7 +3,7 @@
  * remove it while the trigger is being written, and Debian 12's kernel then
  * leaks the trigger (its psimon thread polls a freed cgroup). The node's
  * trigger sees the node's stalls; a fenced cgroup's memory.events, its own. */
-#include "guards.h"
+#include "guard/guards.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -14,9 +14,9 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "act.h"
-#include "placedrun.h"
-#include "placesvc.h"
+#include "guard/act.h"
+#include "place/placedrun.h"
+#include "place/placesvc.h"
 #include "memguard/cgroup.h"
 #include "memguard/log.h"
 #include "memguard/units.h"

@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy.h"
-#include "state.h"
+#include "guard/policy.h"
+#include "guard/state.h"
 
 /* Below mountfd/top, in the child that holds the most outside the guard (g,
  * n: the guarded cgroups' snapshots), at each level, kills the process that

@@ -1,7 +1,7 @@
 /* memguardd's decisions: whom to fence or kill and when, when to lift the
  * fences, how fast MemAvailable falls, when to look again, and the
  * settings they follow. */
-#include "policy.h"
+#include "guard/policy.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* memguardd's guard service: the loop that reads a snapshot, takes the
  * policy's verdict and carries it out, and the events that wake it (guard.h). */
-#include "guard.h"
+#include "guard/guard.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,16 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "act.h"
-#include "guards.h"
+#include "guard/act.h"
+#include "guard/guards.h"
 #include "memguard/cgroup.h"
 #include "memguard/event.h"
 #include "memguard/log.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
-#include "metrics.h"
-#include "outside.h"
-#include "sense.h"
+#include "guard/metrics.h"
+#include "guard/outside.h"
+#include "guard/sense.h"
 
 /* Carrying out a verdict. */
 

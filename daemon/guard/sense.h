@@ -17,8 +17,8 @@
 
 #include "memguard/meminfo.h"
 #include "memguard/psi.h"
-#include "policy.h"
-#include "state.h"
+#include "guard/policy.h"
+#include "guard/state.h"
 
 /* Whether a first read of /proc/pressure/memory that returned r (0 or
  * -errno) means PSI is there (1), off (0: the file is absent, or exists and

@@ -11,10 +11,10 @@
 
 #include "memguard/config.h"
 #include "memguard/meminfo.h"
-#include "metrics.h"
-#include "placesvc.h"
-#include "policy.h"
-#include "scope.h"
+#include "guard/metrics.h"
+#include "place/placesvc.h"
+#include "guard/policy.h"
+#include "guard/scope.h"
 
 /* The guard list grows on demand up to this many cgroups (mg_scope_admit()
  * caps each user below it). */

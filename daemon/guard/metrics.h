@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "memguard/metrics.h"
-#include "policy.h"
+#include "guard/policy.h"
 
 /* Why memory was short when memguardd acted: the rule of
  * mg_policy_needs_memory that held, in its order. */

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 
 #include "memguard/config.h"
-#include "policy.h"
-#include "state.h"
+#include "guard/policy.h"
+#include "guard/state.h"
 
 /* d, once main.c has set cfg, policy, procfd, mountfd, mount, event and
  * mem; placesvc may follow, before mg_guard_begin. */

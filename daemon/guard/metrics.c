@@ -1,6 +1,6 @@
 /* memguardd's metrics for node_exporter's textfile collector: counters of
  * what the verdicts came to, a few gauges, and the file written when due. */
-#include "metrics.h"
+#include "guard/metrics.h"
 
 #include <errno.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "state.h"
+#include "guard/state.h"
 
 /* Finds the guarded cgroups and forgets the gone. */
 void guards_rescan(struct mg_guard *d);

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "outside.h"
+#include "guard/outside.h"
 
-#include "act.h"
-#include "guards.h"
+#include "guard/act.h"
+#include "guard/guards.h"
 #include "memguard/cgroup.h"
 #include "memguard/log.h"
 #include "memguard/procstat.h"
