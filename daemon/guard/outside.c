@@ -5,13 +5,13 @@
  * cgroups, the process with the highest OOM score is killed, as the kernel's
  * OOM killer would kill it, only sooner; with it its memory.oom.group, as the
  * kernel's would. */
+#include "guard/outside.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "guard/outside.h"
 
 #include "guard/act.h"
 #include "guard/guards.h"
