@@ -58,7 +58,7 @@ stale() {
 # Everything but the two main()s, instrumented for coverage, in one archive:
 # each target pulls in what it uses.
 sources=(lib/*.c)
-for f in launcher/*.c launcher/*/*.c daemon/*.c; do
+for f in launcher/*.c launcher/*/*.c daemon/*.c daemon/*/*.c; do
 	case "$f" in */main.c) ;; *) sources+=("$f") ;; esac
 done
 objs=()

@@ -6,7 +6,7 @@
 #include "run/askplace.h"
 #include "fuzz.h"
 #include "memguard/units.h"
-#include "place.h"
+#include "place/place.h"
 
 static void fuzz_request(const char *text)
 {

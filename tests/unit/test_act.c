@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "act.h"
+#include "guard/act.h"
 #include "fake_tree.h"
 #include "memguard/contract.h"
 #include "memguard/log.h"

@@ -1,4 +1,4 @@
-/* memguardd's metrics (daemon/metrics.c): the reason a fence or kill is
+/* memguardd's metrics (daemon/guard/metrics.c): the reason a fence or kill is
  * counted under, what a verdict came to, when the file is due, and the text. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon_metrics.h"
+#include "guard/metrics.h"
 #include "memguard/util.h"
 
 #define MiB (1ull << 20)

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "daemon_metrics.h"
+#include "guard/metrics.h"
 #include "fake_tree.h"
 #include "memguard/util.h"
 #include "report/metrics.h"

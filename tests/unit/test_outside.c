@@ -1,4 +1,4 @@
-/* outside_kill (daemon/outside.c) on fake cgroup and /proc trees, in a dry
+/* outside_kill (daemon/guard/outside.c) on fake cgroup and /proc trees, in a dry
  * run: which process memguardd names outside the guard. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,15 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "fake_tree.h"
-
-/* guards.c calls it on a fence event; main.c, which defines it, is no library. */
-int daemon_evaluate(struct daemon *d)
-{
-	(void)d;
-	return 0;
-}
+#include "guard/outside.h"
 
 /* A fake process: its stat line, its OOM score and adjustment. */
 static void fake_proc_of(int procfd, int pid, int ppid, const char *comm, int oom_score,
@@ -70,9 +63,9 @@ static void fake_node(struct fake_tree *t, int *ret_mountfd, int *ret_procfd)
  * returns the kill log (the caller frees it). */
 static char *dry_kill(struct fake_tree *t, int mountfd, int procfd, const char *top)
 {
-	static struct daemon d;
+	static struct mg_guard d;
 
-	d = (struct daemon){.mountfd = mountfd, .procfd = procfd, .policy = {.dry_run = true}};
+	d = (struct mg_guard){.mountfd = mountfd, .procfd = procfd, .policy = {.dry_run = true}};
 	assert_true(strlen(t->path) + sizeof("/kills.jsonl") <= sizeof(d.cfg.kill_log));
 	memcpy(d.cfg.kill_log, t->path, strlen(t->path));
 	strcat(d.cfg.kill_log, "/kills.jsonl");

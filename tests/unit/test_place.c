@@ -19,7 +19,7 @@
 #include "run/askplace.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
-#include "place.h"
+#include "place/place.h"
 
 #define MiB (1ull << 20)
 #define NONE MG_SIZE_UNLIMITED

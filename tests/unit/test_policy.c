@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "fake_tree.h"
-#include "policy.h"
+#include "guard/policy.h"
 #include "memguard/config.h"
 #include "memguard/units.h"
 #include "memguard/util.h"

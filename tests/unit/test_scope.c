@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "fake_tree.h"
-#include "scope.h"
+#include "guard/scope.h"
 #include "memguard/config.h"
 #include "memguard/contract.h"
 #include "memguard/units.h"

@@ -1,4 +1,4 @@
-/* memguardd's signal sources (daemon/sense.c) with and without PSI, on fake
+/* memguardd's signal sources (daemon/guard/sense.c) with and without PSI, on fake
  * /proc trees: one interface, whether the kernel has PSI or not. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fake_tree.h"
-#include "sense.h"
+#include "guard/sense.h"
 
 /* What a first read of /proc/pressure/memory says about PSI: absent with
  * psi=0 (ENOENT), switched off where the files exist (EOPNOTSUPP, some

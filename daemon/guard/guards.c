@@ -3,6 +3,8 @@
  * remove it while the trigger is being written, and Debian 12's kernel then
  * leaks the trigger (its psimon thread polls a freed cgroup). The node's
  * trigger sees the node's stalls; a fenced cgroup's memory.events, its own. */
+#include "guard/guards.h"
+
 #include <errno.h>
 #include <glob.h>
 #include <inttypes.h>
@@ -12,19 +14,16 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "act.h"
-#include "daemon.h"
-#include "placedrun.h"
-#include "placesvc.h"
+#include "guard/act.h"
+#include "place/placedrun.h"
+#include "place/placesvc.h"
 #include "memguard/cgroup.h"
-#include "memguard/event.h"
 #include "memguard/log.h"
-#include "memguard/meminfo.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
 /* Room for one more watched cgroup: the list grows on demand up to MAX_GUARDED. */
-static struct watched *watch_slot(struct daemon *d)
+static struct watched *watch_slot(struct mg_guard *d)
 {
 	if (d->nw == d->w_cap) {
 		size_t cap = d->w_cap ? d->w_cap * 2 : 64;
@@ -69,13 +68,13 @@ static int watched_cmp(const void *a, const void *b)
 	return strcmp(((const struct watched *)a)->e.path, ((const struct watched *)b)->e.path);
 }
 
-bool guards_contains(const struct daemon *d, const char *path)
+bool guards_contains(const struct mg_guard *d, const char *path)
 {
 	return d->nw && bsearch(path, d->w, d->nw, sizeof(*d->w), path_cmp) != NULL;
 }
 
 /* Drops what vanished or left the guard list, keeping the order. */
-static void forget_unseen(struct daemon *d)
+static void forget_unseen(struct mg_guard *d)
 {
 	size_t kept = 0;
 
@@ -94,7 +93,7 @@ static void forget_unseen(struct daemon *d)
 /* An empty cgroup is not guarded yet. inotify saw it created, but a task
  * moving in (clone3 into it, a write to cgroup.procs) creates nothing: its
  * cgroup.events changing is what brings the rescan that admits it. */
-static void watch_until_populated(struct daemon *d, const char *path)
+static void watch_until_populated(struct mg_guard *d, const char *path)
 {
 	char file[sizeof(d->mount) + 512 + 32];
 
@@ -104,8 +103,7 @@ static void watch_until_populated(struct daemon *d, const char *path)
 	(void)inotify_add_watch(d->inotify_fd, file, IN_MODIFY);
 }
 
-/* Finds the guarded cgroups and forgets the gone. */
-void guards_rescan(struct daemon *d)
+void guards_rescan(struct mg_guard *d)
 {
 	static struct mg_scope_list cands;
 	struct mg_scope_dropped dropped;
@@ -169,12 +167,11 @@ void guards_rescan(struct daemon *d)
 	qsort(d->w, d->nw, sizeof(*d->w), watched_cmp);
 	for (size_t i = 0; i < d->nw; i++)
 		d->w[i].e.snap.path = d->w[i].e.path; /* it moved */
-	d->rescan_took_usec = mg_now_usec() - now;
 	d->metrics.rescans++;
-	d->metrics.rescan_took_usec = d->rescan_took_usec;
+	d->metrics.rescan_took_usec = mg_now_usec() - now;
 }
 
-void guards_refresh(struct daemon *d)
+void guards_refresh(struct mg_guard *d)
 {
 	uint64_t now = mg_now_usec();
 
@@ -186,7 +183,7 @@ void guards_refresh(struct daemon *d)
 /* Watches every directory a guarded cgroup could appear in: for the glob
  * "memguard/ * / *" (without the spaces) that is <mount>/memguard and each
  * <mount>/memguard/run-*. mkdir in cgroupfs raises IN_CREATE like anywhere. */
-void guards_watch_parents(struct daemon *d)
+void guards_watch_parents(struct mg_guard *d)
 {
 	char word[512], prefix[sizeof(d->mount) + sizeof(word) + 1];
 
@@ -224,73 +221,8 @@ void guards_watch_parents(struct daemon *d)
 	}
 }
 
-static int on_event_rescan(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct daemon *d = userdata;
-	int r = sd_event_source_set_enabled(d->inotify_src, SD_EVENT_ON);
-
-	if (r < 0)
-		mg_log_errno(LOG_ERR, r,
-		             "watch the guarded tree again: %m; new cgroups are guarded from the "
-		             "next periodic rescan");
-	return guards_on_inotify(d->inotify_src, d->inotify_fd, EPOLLIN, d);
-}
-
-/* Holds the rescan events ask for until at: nothing from inotify wakes
- * memguardd until then (what comes meanwhile waits in the queue, or
- * overflows it: the rescan reads the tree anyway). */
-static int hold_rescan(struct daemon *d, uint64_t at)
-{
-	int r;
-
-	if (!d->event_rescan_timer) {
-		r = sd_event_add_time(d->event, &d->event_rescan_timer, CLOCK_MONOTONIC, at,
-		                      TIMER_ACCURACY_USEC, on_event_rescan, d);
-		if (r >= 0)
-			r = sd_event_source_set_priority(d->event_rescan_timer, GUARD_EVENT_PRIORITY);
-	} else if ((r = sd_event_source_set_time(d->event_rescan_timer, at)) >= 0) {
-		r = sd_event_source_set_enabled(d->event_rescan_timer, SD_EVENT_ONESHOT);
-	}
-	if (r >= 0)
-		r = sd_event_source_set_enabled(d->inotify_src, SD_EVENT_OFF);
-	return r;
-}
-
-int guards_on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
-{
-	struct daemon *d = userdata;
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	uint64_t now = mg_now_usec();
-	uint64_t at = mg_policy_event_rescan_at(d->rescanned_usec, d->rescan_took_usec, now);
-
-	/* Drain; what changed does not matter, the rescan reads the tree. */
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	/* A user's mkdir and rmdir must not make memguardd read the tree
-	 * again and again: it waits ten times what the last rescan took. */
-	if (at > now && d->inotify_src && hold_rescan(d, at) >= 0)
-		return 0;
-	guards_watch_parents(d);
-	guards_rescan(d);
-	return 0;
-}
-
-int guards_on_rescan(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct daemon *d = userdata;
-
-	guards_watch_parents(d);
-	guards_rescan(d);
-	int r = mg_event_arm_timer(d->event, &d->rescan_timer, RESCAN_USEC, TIMER_ACCURACY_USEC,
-	                           guards_on_rescan, d);
-
-	if (r < 0)
-		mg_log_errno(LOG_ERR, r, "arm the rescan timer: %m");
-	return 0;
-}
-
 /* Counts the fence's throttling from now: memory.events "high" as it is. */
-static int rebase_fence(struct daemon *d, struct watched *w)
+static int rebase_fence(struct mg_guard *d, struct watched *w)
 {
 	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
 	struct mg_memory_events ev = {0};
@@ -304,7 +236,7 @@ static int rebase_fence(struct daemon *d, struct watched *w)
 	return 0;
 }
 
-void guards_watch_fence(struct daemon *d, struct watched *w)
+void guards_watch_fence(struct mg_guard *d, struct watched *w)
 {
 	char file[sizeof(d->mount) + sizeof(w->e.path) + 32];
 
@@ -317,7 +249,7 @@ void guards_watch_fence(struct daemon *d, struct watched *w)
 		             file);
 }
 
-void guards_widened_fence(struct daemon *d, struct watched *w)
+void guards_widened_fence(struct mg_guard *d, struct watched *w)
 {
 	int r = rebase_fence(d, w);
 
@@ -328,95 +260,9 @@ void guards_widened_fence(struct daemon *d, struct watched *w)
 	w->pushed = false;
 }
 
-void guards_unwatch_fence(struct daemon *d, struct watched *w)
+void guards_unwatch_fence(struct mg_guard *d, struct watched *w)
 {
 	if (w->fence_wd >= 0)
 		(void)inotify_rm_watch(d->fence_fd, w->fence_wd);
 	w->fence_wd = -1;
-}
-
-/* The keys of memory.stat that probe_fence reads, from one read. */
-struct memstat {
-	uint64_t anon, shmem;
-};
-
-static int read_memstat(int cg, struct memstat *ret)
-{
-	_cleanup_free_ char *stats = NULL;
-	ssize_t r = mg_read_file_at(cg, "memory.stat", &stats);
-	int k;
-
-	if (r < 0)
-		return (int)r;
-	if ((k = mg_keyed_u64(stats, "anon", &ret->anon)) < 0 ||
-	    (k = mg_keyed_u64(stats, "shmem", &ret->shmem)) < 0)
-		return k;
-	return 0;
-}
-
-/* memory.stat is flushed only once enough updates are pending (on 6.1, about
- * 64 pages per CPU), so it may lag memory.current by that much. */
-int guards_read_held(struct daemon *d, const struct watched *w, uint64_t *ret_bytes)
-{
-	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
-	_cleanup_free_ char *stats = NULL;
-	uint64_t current;
-	ssize_t r;
-
-	if (cg < 0)
-		return cg;
-	if ((r = mg_read_file_at(cg, "memory.stat", &stats)) < 0 ||
-	    (r = mg_cg_read_u64(cg, "memory.current", &current)) < 0)
-		return (int)r;
-	return mg_memstat_unreclaimable(stats, current, ret_bytes);
-}
-
-/* Reads what mg_policy_fence_pushed needs; false when the cgroup is gone.
- * This runs at every throttling event of a fenced cgroup. */
-static bool probe_fence(struct daemon *d, const struct watched *w, struct mg_fence_probe *ret)
-{
-	_cleanup_close_ int cg = mg_cg_open(d->mountfd, w->e.path);
-	struct mg_memory_events ev = {0};
-	struct memstat st;
-
-	*ret = (struct mg_fence_probe){.high_events_at_fence = w->fence_high_events};
-	if (cg < 0 || mg_cg_read_memory_events(cg, &ev) < 0 || read_memstat(cg, &st) < 0 ||
-	    mg_cg_read_u64(cg, "memory.high", &ret->fence) < 0)
-		return false;
-	ret->anon = st.anon;
-	ret->shmem = st.shmem;
-	ret->high_events = ev.high;
-	return true;
-}
-
-int guards_on_fence_event(sd_event_source *src, int fd, uint32_t revents, void *userdata)
-{
-	struct daemon *d = userdata;
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool pushed = false;
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
-			p += sizeof(*ev) + ev->len;
-			for (size_t i = 0; i < d->nw; i++) {
-				struct watched *w = &d->w[i];
-				struct mg_fence_probe probe;
-				char a[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN];
-				if (w->fence_wd != ev->wd || !w->throttled || w->pushed ||
-				    !probe_fence(d, w, &probe) || !mg_policy_fence_pushed(&probe))
-					continue;
-				/* Debug only: the kill's reason says it, and nothing may be written before
-				 * the kill at the default level. */
-				log_debug("cgroup %s pushes against its fence: memory.events high %" PRIu64
-				          " since it was set, anon and shmem %s of a %s fence",
-				          w->e.path, probe.high_events - probe.high_events_at_fence,
-				          mg_size_format(probe.anon + probe.shmem, a),
-				          mg_size_format(probe.fence, f));
-				w->pushed = pushed = true;
-			}
-		}
-	}
-	return pushed ? daemon_evaluate(d) : 0;
 }

@@ -1,5 +1,5 @@
 /* Where memguardd puts an ordinary user's run: the pure decision. */
-#include "place.h"
+#include "place/place.h"
 
 #include <errno.h>
 #include <stdio.h>

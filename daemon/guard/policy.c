@@ -1,7 +1,7 @@
 /* memguardd's decisions: whom to fence or kill and when, when to lift the
  * fences, how fast MemAvailable falls, when to look again, and the
  * settings they follow. */
-#include "policy.h"
+#include "guard/policy.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -582,4 +582,17 @@ uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint
 	if (usec < MG_POLL_MIN_USEC)
 		return MG_POLL_MIN_USEC;
 	return usec > p->poll_max_usec ? p->poll_max_usec : (uint64_t)usec;
+}
+
+const char *mg_policy_describe(const struct mg_policy *p, char *buf, size_t size)
+{
+	char amin[MG_SIZE_STRLEN], apress[MG_SIZE_STRLEN];
+	int n = snprintf(buf, size, "act below MemAvailable %s; below %s under pressure",
+	                 mg_size_format(p->available_min, amin),
+	                 mg_size_format(p->available_pressure, apress));
+
+	if (p->lead_usec && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " or when falling to %s within %" PRIu64 " ms", amin,
+		         (p->lead_usec + 999) / 1000);
+	return buf;
 }

@@ -5,21 +5,23 @@
  * cgroups, the process with the highest OOM score is killed, as the kernel's
  * OOM killer would kill it, only sooner; with it its memory.oom.group, as the
  * kernel's would. */
+#include "guard/outside.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "act.h"
-#include "daemon.h"
+#include "guard/act.h"
+#include "guard/guards.h"
 #include "memguard/cgroup.h"
 #include "memguard/log.h"
 #include "memguard/procstat.h"
 #include "memguard/util.h"
 
 struct outside_scan {
-	struct daemon *d;
+	struct mg_guard *d;
 	const struct mg_protect *protect;
 	pid_t self;
 	long page_size;
@@ -264,7 +266,7 @@ static size_t written(int len, size_t size)
 	return len < 0 ? 0 : (size_t)len < size ? (size_t)len : size - 1;
 }
 
-int outside_kill(struct daemon *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,
+int outside_kill(struct mg_guard *d, const char *top, const struct mg_guarded *g, size_t n, const char *why,
                  uint64_t decided_usec)
 {
 	static struct outside_scan os;

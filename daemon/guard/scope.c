@@ -1,6 +1,6 @@
 /* Which cgroups memguardd guards, what it judges them by, and which it must
  * never kill: only what no user can forge decides. */
-#include "scope.h"
+#include "guard/scope.h"
 
 #include <errno.h>
 #include <fcntl.h>

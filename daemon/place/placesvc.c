@@ -1,6 +1,6 @@
 /* memguardd's placement service: the socket, the caller's identity, and the
  * life of each placed run from its creation to its removal. */
-#include "placesvc.h"
+#include "place/placesvc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +24,8 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "memguard/procstat.h"
-#include "place.h"
-#include "placedrun.h"
+#include "place/place.h"
+#include "place/placedrun.h"
 
 #define MAX_CONNS 64
 #define MAX_CONNS_PER_UID 8

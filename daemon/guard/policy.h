@@ -382,3 +382,6 @@ bool mg_policy_fence_pushed(const struct mg_fence_probe *p);
  * refuses a poll_max below MG_POLL_MIN_USEC). */
 uint64_t mg_policy_poll_usec(const struct mg_policy *p, uint64_t available, uint64_t fall_bps,
                              uint64_t cost_usec);
+
+/* When memguardd acts under p, in words, into buf. Returns buf. */
+const char *mg_policy_describe(const struct mg_policy *p, char *buf, size_t size);

@@ -1,5 +1,5 @@
 /* Carrying out a verdict: the fence, the kill, the reason, the kill log. */
-#include "act.h"
+#include "guard/act.h"
 
 #include <errno.h>
 #include <fcntl.h>

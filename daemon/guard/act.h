@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "policy.h"
+#include "guard/policy.h"
 
 struct mg_kill_record {
 	const char *path; /* below the mount */

@@ -1,5 +1,5 @@
 /* The placed runs' lives: made inside their caller's cgroup, tethered, removed. */
-#include "placedrun.h"
+#include "place/placedrun.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,7 @@
 #include "memguard/procstat.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
-#include "place.h"
+#include "place/place.h"
 
 #define REMOVE_RETRY_USEC 100000ull
 #define REMOVE_TRIES 100

@@ -1,5 +1,5 @@
-/* memguardd's Prometheus metrics (daemon/metrics.c): what it counts, when
- * the file is due, and the text. Pure functions but daemon_metrics_update. */
+/* memguardd's Prometheus metrics (metrics.c): what it counts, when the file
+ * is due, and the text. Pure functions but mg_daemon_metrics_write. */
 #pragma once
 
 #include <stdbool.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "memguard/metrics.h"
-#include "policy.h"
+#include "guard/policy.h"
 
 /* Why memory was short when memguardd acted: the rule of
  * mg_policy_needs_memory that held, in its order. */
@@ -71,8 +71,7 @@ void mg_daemon_metrics_count(struct mg_daemon_metrics *m, enum mg_metric_action 
 /* The text of m into out (reset first). out->error says whether it failed. */
 void mg_daemon_metrics_format(const struct mg_daemon_metrics *m, struct mg_metrics *out);
 
-struct daemon;
-/* After each decision (main.c): counts what the verdict came to, and writes
- * the metrics file when one is configured and due. Logs a failed write once
- * and its recovery. */
-void daemon_metrics_update(struct daemon *d, const struct mg_node_state *node, const struct mg_decision *dec);
+/* Writes m to file when it is due (mg_metrics_due at now_usec; acted: a
+ * verdict came to something). Logs a failed write once and its recovery. */
+void mg_daemon_metrics_write(struct mg_daemon_metrics *m, const char *file, uint64_t now_usec,
+                             uint64_t interval_usec, bool acted);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "policy.h"
+#include "guard/policy.h"
 
 struct mg_scope_entry {
 	char path[512];         /* below the mount, e.g. "memguard/run-42/task-3" */

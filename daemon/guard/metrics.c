@@ -1,12 +1,11 @@
 /* memguardd's metrics for node_exporter's textfile collector: counters of
  * what the verdicts came to, a few gauges, and the file written when due. */
-#include "daemon_metrics.h"
+#include "guard/metrics.h"
 
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 
-#include "daemon.h"
 #include "memguard/log.h"
 #include "memguard/util.h"
 
@@ -158,52 +157,17 @@ void mg_daemon_metrics_format(const struct mg_daemon_metrics *m, struct mg_metri
 	}
 }
 
-static uint64_t realtime_sec(void)
+void mg_daemon_metrics_write(struct mg_daemon_metrics *m, const char *file, uint64_t now_usec,
+                             uint64_t interval_usec, bool acted)
 {
-	struct timespec ts;
-
-	return clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (uint64_t)ts.tv_sec : 0;
-}
-
-void daemon_metrics_update(struct daemon *d, const struct mg_node_state *node, const struct mg_decision *dec)
-{
-	struct mg_daemon_metrics *m = &d->metrics;
-	/* kill_victim() and kill_outsider() set last_kill_usec to the decision's
-	 * time when the kill was carried out (or logged, in a dry run); fence()
-	 * sets throttled; widen() clears pushed. */
-	bool killed = d->last_kill_usec == node->now_usec;
-	const struct watched *v = dec->victim >= 0 && (size_t)dec->victim < d->nw ? &d->w[dec->victim] : NULL;
-	bool fenced = v && (dec->verdict == MG_VERDICT_WIDEN ? !v->pushed : v->throttled);
-	enum mg_metric_action action = mg_metric_action_of(dec->verdict, killed, fenced, d->policy.dry_run);
-
-	/* Fences and kills come only when memory is short, so one rule held. */
-	bool short_ = action != MG_ACTION_NONE && action != MG_ACTION_UNFENCE && action != MG_ACTION_WIDEN;
-
-	mg_daemon_metrics_count(m, action, short_ ? mg_short_reason_of(&d->policy, node) : MG_SHORT_COUNT);
-	if (action == MG_ACTION_KILL)
-		m->last_freed_usec = mg_now_usec() - node->now_usec;
-	if (!m->start_time_sec)
-		m->start_time_sec = realtime_sec();
-	m->mem_available = node->mem.mem_available;
-	m->psi = d->sense.psi;
-	m->guarded = d->nw;
-	m->fenced = 0;
-	m->degraded = false;
-	for (size_t i = 0; i < d->nw; i++) {
-		m->fenced += d->w[i].throttled;
-		m->degraded |= d->w[i].throttled && d->w[i].fence_wd < 0;
-	}
-
-	if (!d->cfg.metrics_file[0] ||
-	    !mg_metrics_due(m->written_usec, node->now_usec, d->cfg.metrics_interval_usec,
-	                    action != MG_ACTION_NONE))
+	if (!file[0] || !mg_metrics_due(m->written_usec, now_usec, interval_usec, acted))
 		return;
 	mg_daemon_metrics_format(m, &m->text);
-	int r = mg_metrics_write(&m->text, d->cfg.metrics_file, false);
+	int r = mg_metrics_write(&m->text, file, false);
 	if (r < 0 && r != m->write_error)
-		mg_log_errno(LOG_WARNING, r, "write the metrics file %s: %m", d->cfg.metrics_file);
+		mg_log_errno(LOG_WARNING, r, "write the metrics file %s: %m", file);
 	else if (r == 0 && m->write_error)
-		log_notice("the metrics file %s is written again", d->cfg.metrics_file);
+		log_notice("the metrics file %s is written again", file);
 	m->write_error = r;
-	m->written_usec = node->now_usec;
+	m->written_usec = now_usec;
 }
