@@ -2,13 +2,18 @@
 """Renders the benchmark's results (JSON lines from bench/run.sh) as Markdown and an SVG plot.
 
     render.py --results FILE.jsonl --md OUT.md --svg OUT.svg [--svg-link HREF] [--calibration FILE.jsonl]
-              [--notes NOTES.md]
+              [--notes NOTES.md] [--sections DIR]
 
 NOTES.md holds what a person read in one run's numbers. Its first line is `<!-- run: RUN -->`; it goes
 into the report only when RUN is the run being rendered, so notes never describe other numbers. A line
 `<!-- section: idle -->` or `<!-- section: scale -->` starts the part that goes into that section (where
 those records came from, when another run measured them); the text before the first goes under "What
 this run shows".
+
+Side studies measured outside bench/run.sh (bench/storm.sh, bench/sweep.sh, ...) keep their own results
+and raw logs in a folder of their own beside RESULTS (or in --sections DIR), with the section they wrote
+for this page: DIR/STUDY/section.md. Each such file goes in as it is, before "Caveats": the studies of
+SIDE_STUDY_ORDER first, in that order, then any others by name.
 
 Standard library only. Every figure is derived here from the raw records, so the definitions below are
 the ones the report states.
@@ -40,6 +45,8 @@ VARIANT_COLOR = {
     "elastic": "#0072b2",
 }
 MEMGUARD = ("strict", "elastic")
+# Side studies' sections (DIR/STUDY/section.md) in this order; any other study follows by name.
+SIDE_STUDY_ORDER = ["storm", "sweep"]
 COST_METHODS = ["fork+exec parallel", "fork+exec sequential", "memguard", "systemd-run --scope"]
 
 
@@ -629,6 +636,9 @@ def main():
     ap.add_argument("--notes", default=None)
     ap.add_argument("--scale-svg", default=None, help="the decision-time plot (default: next to --svg)")
     ap.add_argument("--scale-svg-link", default=None)
+    ap.add_argument(
+        "--sections", default=None, help="where the side studies' STUDY/section.md are (default: RESULTS's folder)"
+    )
     args = ap.parse_args()
 
     recs = load(args.results)
@@ -1163,6 +1173,12 @@ def main():
     if scale:
         scale_section(w, scale, args, notes.get("scale"))
 
+    # -- side studies, each a section of its own written by its script (or by hand)
+    for path in side_sections(args.sections or os.path.dirname(os.path.abspath(args.results))):
+        with open(path) as f:
+            w(f.read().rstrip("\n"))
+        w("")
+
     # -- caveats
     w("## Caveats")
     w("")
@@ -1206,6 +1222,16 @@ def main():
     with open(args.md, "w") as f:
         f.write("\n".join(L))
     return 0
+
+
+def side_sections(folder):
+    """The side studies' section.md files below FOLDER: SIDE_STUDY_ORDER first, then the rest by name."""
+    try:
+        names = sorted(d for d in os.listdir(folder) if os.path.isfile(os.path.join(folder, d, "section.md")))
+    except OSError:
+        return []
+    names.sort(key=lambda d: (SIDE_STUDY_ORDER.index(d) if d in SIDE_STUDY_ORDER else len(SIDE_STUDY_ORDER), d))
+    return [os.path.join(folder, d, "section.md") for d in names]
 
 
 def short(s):

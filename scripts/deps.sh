@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what memguard needs from Debian's archive. Usage: deps.sh build|test|fuzz
+# Installs what memguard needs from Debian's archive. Usage: deps.sh build|test|fuzz|bench
 set -euo pipefail
 
 build=(build-essential cmake pkg-config libsystemd-dev libinih-dev)
@@ -16,6 +16,10 @@ test=(libcmocka-dev clang-format cppcheck bash-completion qemu-system-x86 busybo
 # root, so it runs what is installed here. Its daemons must never run on the host itself.
 slurm=(slurmd slurmctld slurm-client munge dbus)
 daemons=(slurmd slurmctld munged)
+# The benchmark (bench/run.sh, bench/sweep.sh): the guests' emulator, what runs in them beside memguard
+# (earlyoom, nohang, PyPy, GNU parallel: the guest's root is the host's, so they are installed here; no
+# daemon starts at the install, below) and perf for the emulator's profile.
+bench=(qemu-system-x86 busybox-static cpio python3 pypy3 earlyoom nohang parallel linux-perf)
 # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes.
 fuzz=(clang libclang-rt-14-dev)
 
@@ -23,7 +27,8 @@ case "${1:-}" in
 build) want=("${build[@]}") ;;
 test) want=("${build[@]}" "${test[@]}" "${slurm[@]}") ;;
 fuzz) want=("${build[@]}" "${fuzz[@]}") ;;
-*) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
+bench) want=("${build[@]}" "${bench[@]}") ;;
+*) echo "usage: $0 build|test|fuzz|bench" >&2; exit 2 ;;
 esac
 
 missing=()
