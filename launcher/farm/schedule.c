@@ -10,29 +10,18 @@ int mg_sched_next(const struct mg_sched_input *in, size_t *ret_index, uint64_t *
 {
 	if (in->free_slots == 0 || in->npending == 0)
 		return 0;
-	/* The first retry waiting goes first, and nothing passes it. */
-	for (size_t i = 0; i < in->npending; i++) {
-		if (in->pending[i].attempt == 1)
-			continue;
-		*ret_index = i;
-		*ret_share = in->pending[i].share;
-		if (fits(in, *ret_share))
-			return 1;
-		/* Nothing runs, yet it does not fit: it asks for more than the
-		 * whole budget (a retry planned on a larger node, say). */
-		if (in->in_use == 0 && in->budget > 0) {
-			*ret_share = in->budget;
-			return 1;
-		}
-		return 0;
-	}
-	for (size_t i = 0; i < in->npending; i++)
-		if (fits(in, in->pending[i].share)) {
+	/* First attempts, then retries: two passes over one list. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < in->npending; i++) {
+			const struct mg_sched_task *t = &in->pending[i];
+			if ((t->attempt > 1) != (pass == 1) || !fits(in, t->share))
+				continue;
 			*ret_index = i;
-			*ret_share = in->pending[i].share;
+			*ret_share = t->share;
 			return 1;
 		}
-	/* The same for a first attempt larger than the budget. */
+	/* Nothing fits and nothing runs: only a share above the whole budget
+	 * (a retry planned on a larger node, say) can be the cause. */
 	if (in->in_use == 0 && in->budget > 0) {
 		*ret_index = 0;
 		*ret_share = in->budget;

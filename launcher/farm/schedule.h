@@ -22,15 +22,12 @@ struct mg_sched_input {
 	size_t npending;
 };
 
-/* Whom to start. The first retry waiting (in pending's order) goes first,
- * as soon as its share fits in the free budget, and until then nothing else
- * starts: a task that only needed more memory runs again while small tasks
- * remain to fill in beside it, not alone at the end of the sweep, and small
- * tasks cannot keep it waiting for good. Otherwise the first first attempt
- * whose share fits. A task starts only when its share fits: the budget is
- * never overcommitted. The one exception keeps a run from stalling: with
- * nothing running, a task asking for more than the budget starts with the
- * whole budget.
+/* Whom to start: the first first attempt whose share fits in the free
+ * budget, else the first retry that fits. So retries wait for room at the
+ * end of the sweep instead of holding back the tasks behind them, and a
+ * task starts only when its share fits: the budget is never overcommitted.
+ * The one exception keeps a run from stalling: with nothing running, a task
+ * asking for more than the budget starts with the whole budget.
  * Returns 1 with ret_index (into pending) and ret_share, 0 when nothing may
  * start now (no slot, no room, or nothing pending). */
 int mg_sched_next(const struct mg_sched_input *in, size_t *ret_index, uint64_t *ret_share);

@@ -42,24 +42,15 @@ static void sched_table(void **state)
 	         0,
 	         0,
 	         0},
-	        {"a retry that fits goes before first attempts",
+	        {"first attempts before a retry that fits",
 	         400 * MiB,
 	         0,
 	         4,
 	         2,
-	         {{1, 100 * MiB}, {2, 200 * MiB}},
+	         {{2, 200 * MiB}, {1, 100 * MiB}},
 	         1,
 	         1,
-	         200 * MiB},
-	        {"a waiting retry holds back the first attempts that would fit",
-	         400 * MiB,
-	         300 * MiB,
-	         1,
-	         2,
-	         {{1, 100 * MiB}, {2, 200 * MiB}},
-	         0,
-	         0,
-	         0},
+	         100 * MiB},
 	        {"a retry waits for room: 100 MiB free, it needs 200",
 	         400 * MiB,
 	         300 * MiB,
@@ -78,15 +69,15 @@ static void sched_table(void **state)
 	         1,
 	         0,
 	         200 * MiB},
-	        {"retries in order: a smaller one behind a waiting retry waits too",
+	        {"a smaller retry that fits goes before a larger one that does not",
 	         400 * MiB,
 	         200 * MiB,
 	         2,
 	         2,
 	         {{3, 400 * MiB}, {2, 200 * MiB}},
-	         0,
-	         0,
-	         0},
+	         1,
+	         1,
+	         200 * MiB},
 	        {"a first attempt that does not fit lets a retry that does go",
 	         400 * MiB,
 	         350 * MiB,
@@ -161,10 +152,9 @@ static void sched_never_overcommits(void **state)
 		assert_true(in_use <= 400 * MiB);
 		pending[index] = pending[--n];
 	}
-	/* The first retry (300) first; then the next retry waiting (150) does
-	 * not fit the 100 left, and holds back the first attempts that would. */
+	/* 100+100+100 first, then the 50 of room left fits none of the retries */
 	assert_int_equal(in_use, 300 * MiB);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 3);
 }
 
 struct retry_case {
