@@ -385,6 +385,12 @@ int mg_cg_kill(int cgfd)
 		return 0;
 	if (r != -ENOENT)
 		return r;
+	/* A cgroup removed meanwhile has no files at all: gone, not an old kernel. */
+	if (faccessat(cgfd, "cgroup.procs", F_OK, 0) < 0 && (errno == ENOENT || errno == ENODEV)) {
+		if (debug)
+			log_debug("kill %s: gone already", fd_path(cgfd, path, sizeof(path)));
+		return 0;
+	}
 	/* Before 5.14: freeze so no process forks away, kill each, always thaw. */
 	r = mg_write_file_at(cgfd, "cgroup.freeze", "1");
 	const char *frozen = r == 0 ? wait_frozen(cgfd, 1000) : NULL;
