@@ -28,7 +28,11 @@ usage() {
 
 # The integration tests that run on the other kernels: the launcher's and the daemon's, chosen to
 # cover the fallbacks a kernel without cgroup.kill, memory.peak, process_mrelease, oom_group_kill or
-# PSI takes (tests/vm/README.md; docs/platforms.md says what each kernel gave). Add tests here. On 6.12
+# PSI takes (tests/vm/README.md; docs/platforms.md says what each kernel gave). Their assertions
+# follow the kernel (kernel_has in tests/integration/lib.sh): which way a kill went is asserted by
+# test_cgroup_ops, launcher_sigkill, daemon_elastic and daemon_oom_group; launcher_noclone3 and
+# test_cgroup_ops force the clone3 and cgroup.freeze fallbacks that no kernel from 5.10 up takes by
+# itself. Add tests here. On 6.12
 # these took 376 s under TCG, plus the boot; test_psi_trigger stays out: it tests PSI, which psi=0 removes.
 kernel_tests=(
 	build/tests/integration/test_cgroup_ops
@@ -38,6 +42,7 @@ kernel_tests=(
 	tests/integration/launcher_memreason.sh
 	tests/integration/launcher_sigkill.sh
 	tests/integration/launcher_fork.sh
+	tests/integration/launcher_noclone3.sh
 	tests/integration/launcher_exec.sh
 	tests/integration/launcher_degraded.sh
 	tests/integration/launcher_tasklist.sh

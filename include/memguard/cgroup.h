@@ -71,8 +71,10 @@ int mg_cg_populated(int cgfd);
 int mg_cg_move_pid(int cgfd, pid_t pid);
 
 /* SIGKILLs every process in the subtree: cgroup.kill where the kernel has it
- * (5.14+), else freeze, kill each pid, and always thaw. Returns the number of
- * processes signalled by the fallback, or 0; an empty or vanished cgroup is 0. */
+ * (5.14+), else freeze, kill each pid, and always thaw (a freeze that fails
+ * leaves the kill unfrozen). Returns the number of processes signalled by the
+ * fallback, or 0; an empty or vanished cgroup is 0. Says at debug level which
+ * way it went ("kill: ..."). */
 int mg_cg_kill(int cgfd);
 
 /* Parses /proc/<pid>/cgroup text and returns the cgroup v2 ("0::") path. */

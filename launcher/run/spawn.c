@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
+#include "memguard/log.h"
 #include "memguard/util.h"
 #include "options.h"
 
@@ -27,6 +29,24 @@ static pid_t clone_into_cgroup(int cgroup_fd)
 	};
 
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+/* Whether clone3 failed in a way that fork, then a write to cgroup.procs,
+ * gets round: before 5.7 (ENOSYS, E2BIG), or a seccomp filter that denies
+ * clone3 (container runtimes answer ENOSYS or EPERM). Says so once, at debug
+ * level: the kernel tests assert which way the tasks started. */
+static bool clone3_unavailable(int err)
+{
+	static bool said;
+
+	if (err != ENOSYS && err != E2BIG && err != EPERM)
+		return false;
+	if (!said)
+		log_debug("clone3 with CLONE_INTO_CGROUP failed (%s): tasks start by fork, then join their "
+		          "cgroup through cgroup.procs",
+		          strerror(err));
+	said = true;
+	return true;
 }
 
 static void report_and_exit(int pipefd, int err)
@@ -84,7 +104,7 @@ int mg_spawn_probe(int cgroup_fd)
 	int status, r = 0;
 	pid_t pid = clone_into_cgroup(cgroup_fd);
 
-	if (pid < 0 && (errno == ENOSYS || errno == E2BIG)) {
+	if (pid < 0 && clone3_unavailable(errno)) {
 		/* No clone3: the fallback's own move is what must work. */
 		pid = fork();
 		if (pid == 0)
@@ -111,8 +131,8 @@ int mg_spawn(const struct mg_spawn_request *req, pid_t *ret_pid, int *ret_exec_e
 		return -errno;
 	if (req->cgroup_fd >= 0) {
 		pid = clone_into_cgroup(req->cgroup_fd);
-		/* Before 5.7 (ENOSYS, E2BIG) or under seccomp: fork, then move in before exec. */
-		if (pid < 0 && (errno == ENOSYS || errno == E2BIG || errno == EPERM))
+		/* Then fork, and move in before exec. */
+		if (pid < 0 && clone3_unavailable(errno))
 			move_self = 1;
 	}
 	if (pid < 0 && (req->cgroup_fd < 0 || move_self))

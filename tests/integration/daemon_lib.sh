@@ -240,3 +240,39 @@ run_in() {
 	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" \
 		setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- "$@"
 }
+
+# assert_kill_path CGROUP: memguardd's kill of CGROUP (below the mount, as the kill log names it) went
+# the way this kernel allows, by $work/daemon.log (memguardd -v): cgroup.kill where the kernel has it,
+# else freeze, SIGKILL each process, thaw (lib/cgroup.c's debug line); and process_mrelease answered
+# for every process killed where the kernel has it (reaped it, or found it gone), else reaped none.
+# memguardd SIGKILLs through pidfds first, so the fallback may find the processes dying or gone.
+assert_kill_path() {
+	local cg=$1 line how counts killed reaped exited
+	# The path may end in " (deleted)": the launcher removes a task's cgroup once its processes are
+	# gone, which the fallback's wait for the freeze can outlast.
+	line=$(grep -E "^memguardd: debug: kill $cgroot/$cg( \(deleted\))?: " "$work/daemon.log" | head -n 1)
+	[ -n "$line" ] || { sed 's/^/    /' "$work/daemon.log"; fail "no kill path logged for $cg"; }
+	note "kill path: ${line#*debug: }"
+	how=${line#*"$cg"}
+	how=${how#" (deleted)"}
+	[ "$how" != ": gone already" ] || fail "$cg was removed before memguardd's kill reached it: no path to assert"
+	if kernel_has cgroup.kill; then
+		[ "$how" = ": cgroup.kill" ] || fail "$kernel_has_why, but memguardd's kill of $cg went otherwise: $line"
+	else
+		[[ $how == ": no cgroup.kill: froze it ("*"), SIGKILLed "*" one by one, thawed it" ]] ||
+			fail "$kernel_has_why, but memguardd's kill of $cg did not freeze, kill each and thaw: $line"
+	fi
+	counts=$(sed -n "s|^memguardd: cgroup $cg: \(at least \)\{0,1\}\([0-9]*\) process[es]* killed (\([0-9]*\) reaped at once, \([0-9]*\) exited before).*|\2 \3 \4|p" \
+		"$work/daemon.log" | head -n 1)
+	[ -n "$counts" ] || { sed 's/^/    /' "$work/daemon.log"; fail "no kill summary for $cg"; }
+	read -r killed reaped exited <<<"$counts"
+	note "process_mrelease: $killed killed, $reaped reaped at once, $exited exited before"
+	((killed > 0)) || fail "memguardd's kill of $cg killed nothing"
+	if kernel_has process_mrelease; then
+		((reaped + exited == killed)) ||
+			fail "$kernel_has_why, but it answered for $((reaped + exited)) of the $killed processes killed"
+	else
+		((reaped == 0 && exited == 0)) ||
+			fail "$kernel_has_why, yet $reaped processes reaped at once and $exited found gone"
+	fi
+}

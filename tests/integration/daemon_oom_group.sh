@@ -53,6 +53,8 @@ python3 - "$work/kills.jsonl" <<-'PY' || fail "the group was not killed in one a
 	sys.exit(0 if r["killed"] == 4 else f"killed {r['killed']}, not 4")
 PY
 [ -z "$(kernel_kills)" ] || why_not "the kernel's OOM killer acted"
+# Two cgroups below the group: cgroup.kill, or the fallback's walk of the subtree.
+assert_kill_path mgoomgroup/whole
 
 # --- a group with a process that must not be killed ---------------------------------------------
 : >"$work/kills.jsonl"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,4 +85,14 @@ pid_t itest_spawn_toucher(int cgfd, uint64_t bytes, unsigned rounds)
 		for (uint64_t off = 0; off < bytes; off += 4096)
 			mem[off] = (char)(r + 1);
 	_exit(0);
+}
+
+bool itest_kernel_at_least(unsigned major, unsigned minor)
+{
+	struct utsname u;
+	unsigned ma = 0, mi = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &ma, &mi) != 2)
+		fail_msg("cannot read the kernel's version");
+	return ma > major || (ma == major && mi >= minor);
 }

@@ -3,6 +3,7 @@
  * Where that is missing they fail loudly; they never skip. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,3 +21,6 @@ void itest_cgroup_destroy(int mountfd, const char *name, int cgfd);
 /* Forks a child that joins cgfd and touches `bytes` of memory, page by page,
  * `rounds` times (0: forever), then exits 0. Returns its pid. */
 pid_t itest_spawn_toucher(int cgfd, uint64_t bytes, unsigned rounds);
+
+/* Whether the running kernel is at least major.minor. */
+bool itest_kernel_at_least(unsigned major, unsigned minor);

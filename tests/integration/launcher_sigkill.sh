@@ -74,10 +74,24 @@ child0=$(cat "$work/pid.child.0")
 if alive "$child0"; then
 	note "task 0's child $child0 lives on in $run until the next run (PR_SET_PDEATHSIG is not inherited)"
 fi
-"$memguard" -n 1 -- true 2>"$work/err.next"
-cat "$work/err.next"
+left=$(find "$run" -name cgroup.procs -exec cat {} + | wc -l)
+"$memguard" -v -n 1 -- true 2>"$work/err.next"
+grep -v '^memguard: debug: ' "$work/err.next" || true
 [ -d "$run" ] && fail "the next run left the stale $run"
 assert_contains "$work/err.next" "removed stale cgroup .*run-$launcher" "one line for the reaped run"
+# The reaping's kill, with no pidfds before it: cgroup.kill where the kernel has it (6.1), else
+# freeze, SIGKILL each of the processes left, thaw (5.10).
+line=$(grep -F "memguard: debug: kill $run: " "$work/err.next") || { cat "$work/err.next"; fail "no kill of $run logged"; }
+note "$left processes left in the stale run; ${line#*debug: }"
+((left > 0)) || fail "nothing was left in the stale run to kill"
+if kernel_has cgroup.kill; then
+	assert_eq "$line" "memguard: debug: kill $run: cgroup.kill" "the reaping's kill ($kernel_has_why)"
+else
+	s=es
+	((left > 1)) || s=
+	assert_eq "$line" "memguard: debug: kill $run: no cgroup.kill: froze it (frozen), SIGKILLed $left process$s one by one, thawed it" \
+		"the reaping's kill ($kernel_has_why)"
+fi
 [ -d "$cgroot/memguard/run-$live" ] || fail "the next run removed a live launcher's run-$live"
 alive "$child0" && fail "task 0's child $child0 outlived the reaping of its run"
 kill -TERM "$live"

@@ -40,6 +40,45 @@ cg_kill() {
 }
 enable_root_controllers() { echo "+memory +pids" >"$cgroot/cgroup.subtree_control"; }
 
+# kernel_has FEATURE: whether this kernel has FEATURE, one of cgroup.kill (5.14), process_mrelease (5.15),
+# oom_group_kill (5.17, in memory.events) and memory.peak (5.19) (docs/platforms.md). The answer follows
+# the kernel's version and is checked against the kernel itself (the file in a scratch cgroup, the key in
+# its memory.events, the system call's errno): a disagreement fails the test, so that an assertion about
+# which way memguard went never rests on a wrong premise. Sets kernel_has_why to what was seen.
+kernel_has() {
+	local since major minor probe cg=$cgroot/mgtest-probe.$$
+	case $1 in
+	cgroup.kill) since=5014 ;;
+	process_mrelease) since=5015 ;;
+	oom_group_kill) since=5017 ;;
+	memory.peak) since=5019 ;;
+	*) fail "kernel_has: no such feature: $1" ;;
+	esac
+	IFS=.- read -r major minor _ <<<"$(uname -r)"
+	echo +memory >"$cgroot/cgroup.subtree_control"
+	mkdir "$cg"
+	case $1 in
+	cgroup.kill | memory.peak) [ -e "$cg/$1" ] && probe=yes || probe=no ;;
+	oom_group_kill) grep -q '^oom_group_kill ' "$cg/memory.events" && probe=yes || probe=no ;;
+	process_mrelease)
+		# process_mrelease(-1, 0): EBADF where the kernel has it, ENOSYS where it does not.
+		probe=$(python3 -c 'import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall(448, -1, 0)
+e = ctypes.get_errno()
+print({errno.EBADF: "yes", errno.ENOSYS: "no"}.get(e, "errno %d" % e))')
+		;;
+	esac
+	rmdir "$cg"
+	kernel_has_why="$1 on $(uname -r): $probe"
+	if ((major * 1000 + minor >= since)); then
+		[ "$probe" = yes ] || fail "kernel $(uname -r) should have $1, but the probe says $probe"
+		return 0
+	fi
+	[ "$probe" = no ] || fail "kernel $(uname -r) should not have $1, but the probe says $probe"
+	return 1
+}
+
 # No cgroup of a finished run may be left behind.
 assert_no_leftover() {
 	local left

@@ -9,24 +9,12 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "itest.h"
 #include "memguard/cgroup.h"
 #include "memguard/units.h"
-
-/* Whether the running kernel is at least major.minor. */
-static bool kernel_at_least(unsigned major, unsigned minor)
-{
-	struct utsname u;
-	unsigned ma = 0, mi = 0;
-
-	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &ma, &mi) != 2)
-		fail_msg("cannot read the kernel's version");
-	return ma > major || (ma == major && mi >= minor);
-}
 
 static void oom_kill_is_counted(void **state)
 {
@@ -51,7 +39,7 @@ static void oom_kill_is_counted(void **state)
 	assert_true(ev.oom_kill >= 1);
 	assert_true(ev.max >= 1);
 	/* memory.peak came in 5.19: before, it must be absent, not wrong. */
-	if (kernel_at_least(5, 19)) {
+	if (itest_kernel_at_least(5, 19)) {
 		assert_int_equal(mg_cg_read_u64(cg, "memory.peak", &peak), 0);
 		assert_true(peak > 32ull << 20 && peak <= 64ull << 20);
 	} else {
@@ -111,7 +99,7 @@ static void oom_group_kills_all(void **state)
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 	assert_int_equal(mg_cg_read_memory_events(cg, &ev), 0);
 	/* The oom_group_kill counter came in 5.17; the group kill itself in 4.19. */
-	assert_true(kernel_at_least(5, 17) ? ev.oom_group_kill >= 1 : ev.oom_group_kill == 0);
+	assert_true(itest_kernel_at_least(5, 17) ? ev.oom_group_kill >= 1 : ev.oom_group_kill == 0);
 	assert_true(ev.oom_kill >= 1);
 	itest_cgroup_destroy(mountfd, "group", cg);
 	close(mountfd);
