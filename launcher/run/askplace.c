@@ -112,14 +112,15 @@ static ssize_t exchange(const char *socket_path, const char *request, int timeou
 	return n;
 }
 
-/* Builds the request line "place[ job=ID][ budget=BYTES]\n" into buf. */
+/* Builds the request line "place[ job=ID][ budget=BYTES]\n" into buf; no
+ * budget word for 0. */
 static void request_line(char *buf, size_t size, const char *job_hint, uint64_t budget)
 {
 	/* The job id only chooses among the caller's own job cgroups; the daemon checks it. */
 	bool hint = job_hint && *job_hint && strlen(job_hint) <= 64 && !strpbrk(job_hint, " \n/");
 	int len = snprintf(buf, size, "place%s%s", hint ? " job=" : "", hint ? job_hint : "");
 
-	if (budget && budget != MG_SIZE_UNLIMITED)
+	if (budget)
 		len += snprintf(buf + len, size - (size_t)len, " budget=%" PRIu64, budget);
 	snprintf(buf + len, size - (size_t)len, "\n");
 }
@@ -131,13 +132,15 @@ int mg_place_ask(const char *socket_path, const char *job_hint, uint64_t budget,
 	ssize_t n;
 	int r;
 
+	if (budget == MG_SIZE_UNLIMITED)
+		budget = 0; /* nothing to say */
 	request_line(request, sizeof(request), job_hint, budget);
 	n = exchange(socket_path, request, timeout_ms, line, sizeof(line), why, whysize);
 	if (n < 0)
 		return (int)n;
 	r = mg_place_parse_reply(line, ret, why, whysize);
 	/* A memguardd from before budgets refuses the word: ask it as it understands, and say so. */
-	if (r == -EPERM && strstr(request, " budget=") && strncmp(line, "err bad request", 15) == 0) {
+	if (r == -EPERM && budget && strncmp(line, "err bad request", 15) == 0) {
 		request_line(request, sizeof(request), job_hint, 0);
 		n = exchange(socket_path, request, timeout_ms, line, sizeof(line), why, whysize);
 		if (n < 0)
