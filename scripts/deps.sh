@@ -13,9 +13,10 @@ test=(libcmocka-dev clang-format cppcheck bash-completion qemu-system-x86 busybo
       default-jre-headless golang-go nodejs prometheus debhelper dpkg-dev lintian python3-distributed celery
       rpm rpmlint)
 # A real Slurm for the systemd VM test (tests/integration/systemd/slurm_*.sh): the guest sees the host's
-# root, so it runs what is installed here. Its daemons must never run on the host itself.
-slurm=(slurmd slurmctld slurm-client munge dbus)
-daemons=(slurmd slurmctld munged)
+# root, so it runs what is installed here. Its daemons must never run on the host itself. slurmdbd on
+# MariaDB gives the guest's Slurm real accounting (sacct, MaxRSS per step).
+slurm=(slurmd slurmctld slurm-client munge dbus slurmdbd mariadb-server)
+daemons=(slurmd slurmctld munged slurmdbd mariadbd mysqld)
 # The benchmark (bench/run.sh, bench/sweep.sh): the guests' emulator, what runs in them beside memguard
 # (earlyoom, nohang, PyPy, GNU parallel: the guest's root is the host's, so they are installed here; no
 # daemon starts at the install, below) and perf for the emulator's profile.
