@@ -32,6 +32,24 @@ struct mg_sched_input {
  * start now (no slot, no room, or nothing pending). */
 int mg_sched_next(const struct mg_sched_input *in, size_t *ret_index, uint64_t *ret_share);
 
+/* One node's room: a pool of slots and budget (run/supervisor.h). */
+struct mg_sched_pool {
+	uint64_t budget;     /* what its tasks may use together */
+	uint64_t in_use;     /* the shares running there */
+	unsigned free_slots; /* tasks at once less those running, and what its free CPUs allow */
+	uint64_t share;      /* a first attempt's share there */
+};
+#define MG_SCHED_POOLS_MAX 4096
+
+/* Whom to start, and on which node: mg_sched_next on each pool in turn,
+ * the one with the most free slots first (ties: the lower index), a first
+ * attempt asking its pool's share (its own share is 0 in pending). The stall
+ * rule then applies to the idle pool with the largest budget only. Returns 1
+ * with ret_pool, ret_index and ret_share, 0 when nothing may start now.
+ * Pure. */
+int mg_sched_next_pool(const struct mg_sched_pool *pools, size_t npools, const struct mg_sched_task *pending,
+                       size_t npending, size_t *ret_pool, size_t *ret_index, uint64_t *ret_share);
+
 /* How an attempt ended, as far as retrying goes. */
 struct mg_retry_input {
 	bool for_memory;  /* killed at its share, by memguardd or the watchdog, or failed near a limit */

@@ -77,9 +77,10 @@ static void exec_task(const struct mg_spawn_request *req, int pipefd, int move_s
 	sigprocmask(SIG_SETMASK, req->child_sigmask, NULL);
 	/* Its own process group: forwarded signals reach the task's children too. */
 	setpgid(0, 0);
-	/* --results: the attempt's own files, opened by memguard with O_CLOEXEC. */
-	if (req->redirect &&
-	    (dup2(req->stdout_fd, STDOUT_FILENO) < 0 || dup2(req->stderr_fd, STDERR_FILENO) < 0))
+	/* Files or pipes memguard opened with O_CLOEXEC: dup2 keeps them open. */
+	if ((req->stdin_fd >= 0 && dup2(req->stdin_fd, STDIN_FILENO) < 0) ||
+	    (req->stdout_fd >= 0 && dup2(req->stdout_fd, STDOUT_FILENO) < 0) ||
+	    (req->stderr_fd >= 0 && dup2(req->stderr_fd, STDERR_FILENO) < 0))
 		report_and_exit(pipefd, errno);
 	/* memguard raised its own fd limit; the command gets the one it had. */
 	if (req->nofile)

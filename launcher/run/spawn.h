@@ -18,8 +18,9 @@ struct mg_spawn_request {
 	size_t nenv;
 	const sigset_t *child_sigmask; /* the mask the command should start with */
 	const struct rlimit *nofile;   /* RLIMIT_NOFILE to restore in the child, or NULL */
-	bool redirect;                 /* stdout and stderr go to the two fds below (--results) */
-	int stdout_fd, stderr_fd;
+	/* The command's stdin, stdout and stderr: -1 keeps ours. --results
+	 * gives files; a step's srun gets pipes. */
+	int stdin_fd, stdout_fd, stderr_fd;
 };
 
 /* Starts the task. Returns 0 with ret_pid set, and ret_exec_errno set when

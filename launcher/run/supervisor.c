@@ -219,7 +219,7 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	        .nenv = nenv,
 	        .child_sigmask = &s->child_mask,
 	        .nofile = cfg->nofile,
-	        .redirect = out >= 0,
+	        .stdin_fd = -1,
 	        .stdout_fd = out,
 	        .stderr_fd = err,
 	};

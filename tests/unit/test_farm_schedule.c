@@ -1,5 +1,6 @@
-/* The farm's pure decisions: mg_sched_next (admission by budget) and
- * mg_retry_share (the share of a retry), as tables. */
+/* The farm's pure decisions: mg_sched_next (admission by budget),
+ * mg_sched_next_pool (and on which node) and mg_retry_share (the share of a
+ * retry), as tables. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -228,12 +229,112 @@ static void retry_runaway_stops(void **state)
 	assert_int_equal(shares[2], 700 * MiB);
 }
 
+struct pool_case {
+	const char *name;
+	size_t npools;
+	struct mg_sched_pool pools[3];
+	size_t npending;
+	struct mg_sched_task pending[3];
+	int want;
+	size_t want_pool, want_index;
+	uint64_t want_share;
+};
+
+static void pool_table(void **state)
+{
+	static const struct pool_case cases[] = {
+	        {"one pool: a first attempt takes the pool's share",
+	         1,
+	         {{400 * MiB, 0, 4, 100 * MiB}},
+	         1,
+	         {{1, 0}},
+	         1,
+	         0,
+	         0,
+	         100 * MiB},
+	        {"the node with the most free slots first",
+	         2,
+	         {{400 * MiB, 100 * MiB, 1, 100 * MiB}, {400 * MiB, 0, 2, 80 * MiB}},
+	         1,
+	         {{1, 0}},
+	         1,
+	         1,
+	         0,
+	         80 * MiB},
+	        {"ties go to the lower index",
+	         2,
+	         {{400 * MiB, 0, 2, 100 * MiB}, {400 * MiB, 0, 2, 100 * MiB}},
+	         1,
+	         {{1, 0}},
+	         1,
+	         0,
+	         0,
+	         100 * MiB},
+	        {"no CPU free anywhere (free_slots 0): nothing",
+	         2,
+	         {{400 * MiB, 0, 0, 100 * MiB}, {400 * MiB, 0, 0, 100 * MiB}},
+	         1,
+	         {{1, 0}},
+	         0,
+	         0,
+	         0,
+	         0},
+	        {"a retry goes where its share fits",
+	         2,
+	         {{400 * MiB, 300 * MiB, 1, 100 * MiB}, {400 * MiB, 100 * MiB, 1, 100 * MiB}},
+	         1,
+	         {{2, 250 * MiB}},
+	         1,
+	         1,
+	         0,
+	         250 * MiB},
+	        {"a resumed first attempt keeps its own share",
+	         1,
+	         {{400 * MiB, 0, 1, 100 * MiB}},
+	         1,
+	         {{1, 300 * MiB}},
+	         1,
+	         0,
+	         0,
+	         300 * MiB},
+	        {"the stall rule on the idle node with the largest budget",
+	         2,
+	         {{300 * MiB, 0, 1, 100 * MiB}, {500 * MiB, 0, 1, 100 * MiB}},
+	         1,
+	         {{2, 800 * MiB}},
+	         1,
+	         1,
+	         0,
+	         500 * MiB},
+	        {"no stall rule while something runs everywhere",
+	         2,
+	         {{300 * MiB, 100 * MiB, 1, 100 * MiB}, {500 * MiB, 100 * MiB, 1, 100 * MiB}},
+	         1,
+	         {{2, 800 * MiB}},
+	         0,
+	         0,
+	         0,
+	         0},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		const struct pool_case *c = &cases[i];
+		size_t pool = 99, index = 99;
+		uint64_t share = 0;
+		int got = mg_sched_next_pool(c->pools, c->npools, c->pending, c->npending, &pool, &index,
+		                             &share);
+		if (got != c->want ||
+		    (got && (pool != c->want_pool || index != c->want_index || share != c->want_share)))
+			fail_msg("%s: got %d pool %zu index %zu share %llu", c->name, got, pool, index,
+			         (unsigned long long)share);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(sched_table),
-	        cmocka_unit_test(sched_never_overcommits),
-	        cmocka_unit_test(retry_table),
+	        cmocka_unit_test(sched_table),         cmocka_unit_test(sched_never_overcommits),
+	        cmocka_unit_test(retry_table),         cmocka_unit_test(pool_table),
 	        cmocka_unit_test(retry_runaway_stops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -181,7 +181,12 @@ static void main_process_dies_with_the_launcher(void **state)
 		int exec_errno = 0;
 		pid_t pid;
 		sigemptyset(&none);
-		struct mg_spawn_request req = {.argv = argv, .cgroup_fd = -1, .child_sigmask = &none};
+		struct mg_spawn_request req = {.argv = argv,
+		                               .cgroup_fd = -1,
+		                               .child_sigmask = &none,
+		                               .stdin_fd = -1,
+		                               .stdout_fd = -1,
+		                               .stderr_fd = -1};
 		if (mg_spawn(&req, &pid, &exec_errno) < 0 || exec_errno)
 			_exit(1);
 		if (write(fds[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
