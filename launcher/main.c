@@ -32,6 +32,8 @@
 #include "run/preflight.h"
 #include "report/report.h"
 #include "runtime/runtime.h"
+#include "run/stepcmd.h"
+#include "run/steps.h"
 #include "run/supervisor.h"
 #include "farm/tasklist.h"
 
@@ -136,6 +138,16 @@ struct launch {
 	struct mg_placement placement;
 	bool cgroups;
 	char why[512]; /* why the run is degraded */
+	/* the steps backend: each task a Slurm step */
+	bool steps;
+	struct mg_steps_alloc alloc;
+	struct mg_node_pool *pools; /* the nodes tasks go to */
+	size_t npools;
+	uint64_t held; /* what the batch step holds besides the steps (ours) */
+	char self_exe[PATH_MAX];
+	char nonce[MG_STEP_NONCE_LEN + 1];
+	struct mg_steps_config steps_cfg;
+	char steps_where[512]; /* the steps in words, for the mode line and the report */
 	/* limits */
 	enum mg_runtime rt;
 	const char *rt_why;
@@ -256,19 +268,163 @@ static int plan_budget(struct launch *l)
 	return 0;
 }
 
-/* 2. Placement: the run's cgroup (placement.c), or say once why not and run
- * degraded. */
+/* Whether auto may take Slurm steps here: in a batch script (no step of its
+ * own), with srun, and no option that needs a cgroup memguard owns. 1, or 0
+ * with the reason in why. */
+static int steps_usable(const struct launch *l, char *why, size_t whysize)
+{
+	const struct mg_options *o = &l->opt;
+	char path[PATH_MAX];
+
+	if (!mg_steps_available(environ, why, whysize))
+		return 0;
+	const char *owned = o->mode == MG_SHARE_ELASTIC ? "--elastic"
+	                    : o->memory_high >= 0       ? "--memory-high"
+	                    : o->share_job              ? "--share-job"
+	                    : o->cgroup_parent          ? "--cgroup-parent"
+	                                                : NULL;
+	if (owned) {
+		snprintf(why, whysize, "%s needs a cgroup memguard owns, which a Slurm step is not", owned);
+		return 0;
+	}
+	if (mg_command_resolve("srun", getenv("PATH"), path, sizeof(path)) < 0) {
+		snprintf(why, whysize, "srun is not on PATH");
+		return 0;
+	}
+	return 1;
+}
+
+/* What the batch step holds now, besides the steps: the job script and us. */
+static uint64_t held_here(const struct launch *l)
+{
+	_cleanup_free_ char *self = NULL;
+	_cleanup_close_ int mountfd = -1, own = -1;
+	uint64_t v = 0;
+
+	if (!l->mount.path || !l->mount.unified || mg_cg_pid_path(l->procfd, 0, &self) < 0 ||
+	    (mountfd = mg_cg_open(AT_FDCWD, l->mount.path)) < 0 ||
+	    (own = mg_cg_open(mountfd, self[1] ? self + 1 : ".")) < 0 ||
+	    mg_cg_read_u64(own, "memory.current", &v) < 0)
+		return 0;
+	return v;
+}
+
+/* Each task a Slurm step: the allocation's nodes (a task list goes to all
+ * of them, N copies stay on ours), each node's budget and share. Returns 0,
+ * or -errno with the reason in err. */
+static int plan_steps(struct launch *l, char *err, size_t errsize)
+{
+	struct mg_steps_alloc *a = &l->alloc;
+	char size[MG_SIZE_STRLEN], min[MG_SIZE_STRLEN];
+	ssize_t n;
+	int r;
+
+	if ((r = mg_steps_alloc_from_env(environ, l->opt.step_cpus, a, err, errsize)) < 0)
+		return r == -ENOMEM ? (snprintf(err, errsize, "out of memory"), r) : r;
+	if ((n = readlink("/proc/self/exe", l->self_exe, sizeof(l->self_exe) - 1)) <= 0)
+		return snprintf(err, errsize, "cannot find memguard's own path for its steps: %s",
+		                strerror(errno)),
+		       -ENOENT;
+	l->self_exe[n] = '\0';
+	bool everywhere = l->opt.tasks_file && a->nnodes > 1;
+	size_t here = a->self < a->nnodes ? a->self : 0;
+	l->npools = everywhere ? a->nnodes : 1;
+	if (!(l->pools = calloc(l->npools, sizeof(*l->pools))))
+		return snprintf(err, errsize, "out of memory"), -ENOMEM;
+	/* Every srun client runs here, in the batch step, whichever node its
+	 * step is on. */
+	l->held = a->self < a->nnodes ? held_here(l) : 0;
+	unsigned sruns = l->parallel * (unsigned)l->npools;
+	uint64_t most = 0;
+	for (size_t p = 0; p < l->npools; p++) {
+		const struct mg_step_node *node = &a->nodes[everywhere ? p : here];
+		bool ours = (everywhere ? p : here) == a->self;
+		/* Another node's MemAvailable is not known here: its grant, else
+		 * what ours can give. */
+		uint64_t usable = ours ? l->budget.usable : node->mem;
+		if (!ours && l->opt.mem < usable)
+			usable = l->opt.mem;
+		if (usable == MG_SIZE_UNLIMITED)
+			usable = l->budget.usable;
+		uint64_t budget =
+		        mg_steps_node_budget(usable, ours ? l->held : 0, ours ? sruns : l->parallel);
+		uint64_t share =
+		        mg_steps_share(l->opt.mem_per_task ? l->opt.mem_per_task : budget / l->parallel);
+		if (share == 0 || share < l->cfg.min_share || (uint64_t)l->parallel * share > budget)
+			return snprintf(err, errsize,
+			                "node %s: %s for %u steps at once leaves each less than the minimum "
+			                "share %s (a "
+			                "step costs the job %llu MiB beside its share)",
+			                node->name, mg_size_format(usable, size), l->parallel,
+			                mg_size_format(l->cfg.min_share ?: MG_STEP_UNIT, min),
+			                (unsigned long long)(MG_STEP_OVERHEAD >> 20)),
+			       -ERANGE;
+		l->pools[p] = (struct mg_node_pool){.name = node->name,
+		                                    .parallel = l->parallel,
+		                                    .cpus = node->cpus,
+		                                    .budget = budget,
+		                                    .share = share};
+		most = budget > most ? budget : most;
+	}
+	/* The run's share is our node's (or the first's); retries may grow up
+	 * to the largest node's budget. */
+	l->budget.share = l->pools[everywhere ? here : 0].share;
+	l->budget.usable = most;
+	if ((r = mg_steps_nonce(l->nonce)) < 0)
+		return snprintf(err, errsize, "cannot make the steps' nonce: %s", strerror(-r)), r;
+	l->steps_cfg =
+	        (struct mg_steps_config){.self = l->self_exe, .cpus = a->cpus_per_task, .nonce = l->nonce};
+	snprintf(l->steps_where, sizeof(l->steps_where),
+	         "Slurm job %s, each task a job step of %u CPU%s with --mem at its share, on %s%s", a->job_id,
+	         a->cpus_per_task, a->cpus_per_task == 1 ? "" : "s",
+	         l->npools == 1 ? a->nodes[here].name : "", l->npools == 1 ? "" : "every node of the job");
+	return 0;
+}
+
+/* 2. Placement: the run's cgroup (placement.c), Slurm steps, or say once
+ * why neither and run degraded. */
 static int place_run(struct launch *l)
 {
+	enum mg_backend want = l->opt.backend;
+	static const enum mg_place_how how[] = {
+	        [MG_BACKEND_AUTO] = MG_PLACE_ANY,      [MG_BACKEND_LOCAL] = MG_PLACE_OWN,
+	        [MG_BACKEND_PLACED] = MG_PLACE_DAEMON, [MG_BACKEND_STEPS] = MG_PLACE_ANY,
+	        [MG_BACKEND_DEGRADED] = MG_PLACE_ANY,
+	};
+	char steps_why[512] = "";
+	int r;
+
 	/* Told to memguardd, which holds the job's own processes to the rest. */
 	l->placement.budget = l->opt.share_job ? 0 : l->budget.usable;
-	if (l->opt.no_cgroups)
-		snprintf(l->why, sizeof(l->why), "--no-cgroups");
-	else if (l->mount.path)
+	if (want == MG_BACKEND_DEGRADED)
+		snprintf(l->why, sizeof(l->why), "%s",
+		         l->opt.no_cgroups ? "--no-cgroups" : "--backend=degraded");
+	else if (want != MG_BACKEND_STEPS && l->mount.path)
 		l->cgroups = mg_placement_setup(&l->placement, l->procfd, &l->mount, &l->cfg,
-		                                l->opt.cgroup_parent, l->why, sizeof(l->why)) >= 0;
+		                                l->opt.cgroup_parent, how[want], l->why, sizeof(l->why)) >= 0;
+	if (want == MG_BACKEND_STEPS && !steps_usable(l, steps_why, sizeof(steps_why)))
+		return log_err("cannot run the tasks as Slurm steps: %s (--backend=steps)", steps_why),
+		       -EPERM;
+	if (want == MG_BACKEND_STEPS ||
+	    (want == MG_BACKEND_AUTO && !l->cgroups && steps_usable(l, steps_why, sizeof(steps_why)))) {
+		if ((r = plan_steps(l, steps_why, sizeof(steps_why))) >= 0) {
+			l->steps = true;
+			return 0;
+		}
+		if (want == MG_BACKEND_STEPS || l->opt.require_cgroups)
+			return log_err("cannot run the tasks as Slurm steps: %s", steps_why), r;
+		mg_steps_alloc_done(&l->alloc);
+		free(l->pools);
+		l->pools = NULL;
+		l->npools = 0;
+	}
 	if (!l->cgroups && l->opt.require_cgroups)
 		return log_err("cannot guard the tasks with cgroups: %s (--require-cgroups)", l->why), -EPERM;
+	/* Under Slurm, why not its steps either. */
+	if (!l->cgroups && want == MG_BACKEND_AUTO && steps_why[0] && getenv("SLURM_JOB_ID")) {
+		size_t len = strlen(l->why);
+		snprintf(l->why + len, sizeof(l->why) - len, "; no Slurm steps: %s", steps_why);
+	}
 	if (!l->cgroups && !l->opt.quiet)
 		log_warn("running without cgroups (%s): guarding with RLIMIT_AS, heap flags and an RSS "
 		         "watchdog",
@@ -304,9 +460,12 @@ static int set_limits(struct launch *l)
 
 	bool daemon = daemon_running();
 	struct mg_limits_input in = {
-	        .mode = opt->mode >= 0 ? (enum mg_share_mode)opt->mode : cfg->mode,
+	        /* A step's one limit is its --mem: strict. */
+	        .mode = l->steps         ? MG_SHARE_STRICT
+	                : opt->mode >= 0 ? (enum mg_share_mode)opt->mode
+	                                 : cfg->mode,
 	        .daemon = daemon,
-	        .cgroups = l->cgroups,
+	        .cgroups = l->cgroups || l->steps,
 	        .share = l->budget.share,
 	        .usable = l->budget.usable,
 	        .high_percent = opt->memory_high >= 0 ? (unsigned)opt->memory_high : cfg->high_percent,
@@ -327,6 +486,10 @@ static int set_limits(struct launch *l)
 		l->heap_env[l->nheap++] = (struct mg_env_setting){.name = "MALLOC_ARENA_MAX", .value = "2"};
 	mg_heap_describe(l->rt, opt->command, l->heap_env, l->nheap, l->rt_note, sizeof(l->rt_note));
 
+	if (l->steps) {
+		snprintf(l->mode, sizeof(l->mode), "steps: %s", l->steps_where);
+		return 0;
+	}
 	if (!l->cgroups) {
 		snprintf(l->mode, sizeof(l->mode), "degraded (rlimits, heap flags and an RSS watchdog)");
 		return 0;
@@ -568,6 +731,34 @@ static void explain(const struct launch *l)
 		        l->pool_set.arg[0] ? ", appended " : "", l->pool_set.arg);
 	fprintf(stderr, "memguard: RLIMIT_AS                %s\n",
 	        l->limits.rlimit_as ? mg_size_format(l->limits.rlimit_as, s) : "not set");
+	for (size_t p = 0; l->steps && p < l->npools; p++) {
+		char mem[MG_SIZE_STRLEN], budget[MG_SIZE_STRLEN], share[MG_SIZE_STRLEN];
+		const struct mg_node_pool *pool = &l->pools[p];
+		const struct mg_step_node *node = NULL;
+		for (size_t i = 0; i < l->alloc.nnodes && !node; i++)
+			if (strcmp(l->alloc.nodes[i].name, pool->name) == 0)
+				node = &l->alloc.nodes[i];
+		fprintf(stderr,
+		        "memguard: step node                %s: %u CPUs, job's memory %s, %s for steps, "
+		        "share %s%s\n",
+		        pool->name, pool->cpus,
+		        node && node->mem != MG_SIZE_UNLIMITED ? mg_size_format(node->mem, mem)
+		                                               : "the whole node",
+		        mg_size_format(pool->budget, budget), mg_size_format(pool->share, share),
+		        node && (size_t)(node - l->alloc.nodes) == l->alloc.self
+		                ? " (this node: the srun clients run here)"
+		                : "");
+	}
+	if (l->steps) {
+		char held[MG_SIZE_STRLEN];
+		fprintf(stderr, "memguard: step CPUs                %u  (%s)\n", l->alloc.cpus_per_task,
+		        l->alloc.cpus_from);
+		fprintf(stderr,
+		        "memguard: kept out of steps        %s held by the batch step, %llu MiB per step for "
+		        "its srun "
+		        "and slurmstepd\n",
+		        mg_size_format(l->held, held), (unsigned long long)(MG_STEP_OVERHEAD >> 20));
+	}
 	fprintf(stderr, "memguard: mode                     %s\n", l->mode);
 }
 
@@ -626,6 +817,9 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 	        .runtime = l->rt,
 	        .heap_flags = l->opt.heap_flags != 0 && l->cfg.heap_flags,
 	        .farm = &l->farm,
+	        .pools = l->pools,
+	        .npools = l->npools,
+	        .steps = l->steps ? &l->steps_cfg : NULL,
 	};
 	(void)mg_supervise(&sc, ret_signal);
 	/* Lines other nodes ran are in their joblogs and reports, not ours; a
@@ -648,20 +842,38 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 	return tasks;
 }
 
+/* Tasks at once: -n, or with steps what the nodes' CPUs hold of it. */
+static unsigned steps_at_once(const struct launch *l)
+{
+	unsigned n = 0;
+
+	if (!l->steps)
+		return l->parallel;
+	for (size_t p = 0; p < l->npools; p++) {
+		unsigned cpus = l->pools[p].cpus / (l->alloc.cpus_per_task ? l->alloc.cpus_per_task : 1);
+		n += cpus < l->pools[p].parallel ? cpus : l->pools[p].parallel;
+	}
+	return n;
+}
+
 /* 5. Report: the summary table, the JSON report, and the exit status. */
 static int report(const struct launch *l, const struct mg_task *tasks, const char *signal_name)
 {
 	struct mg_run_info info = {
-	        .mode = l->cgroups ? "cgroup" : "degraded",
+	        .mode = l->steps     ? "steps"
+	                : l->cgroups ? "cgroup"
+	                             : "degraded",
 	        .shares = l->limits.mode == MG_SHARE_ELASTIC ? "elastic" : "strict",
-	        .where = l->cgroups ? l->placement.run : l->why,
+	        .where = l->steps     ? l->steps_where
+	                 : l->cgroups ? l->placement.run
+	                              : l->why,
 	        .placed_by = l->cgroups ? l->placement.placed_by : NULL,
 	        .share = l->budget.share,
 	        .budget = l->budget.usable,
 	        .run_capped = l->limits.run_capped,
 	        .runtime = l->rt,
 	        .runtime_note = l->rt_note,
-	        .parallel = l->parallel,
+	        .parallel = steps_at_once(l),
 	        .signal_received = signal_name,
 	        .advise = l->opt.tasks_file != NULL,
 	};
@@ -687,6 +899,8 @@ int main(int argc, char **argv)
 	/* A subcommand; a program named report runs as memguard -- report. */
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return mg_report_joblogs_main(argc - 1, argv + 1, stdout);
+	if (argc > 1 && strcmp(argv[1], MG_STEP_SUBCOMMAND) == 0)
+		return mg_step_main(argc - 1, argv + 1);
 	r = configure(&l, argc, argv);
 	if (r != MG_PARSE_RUN) {
 		status = r == MG_PARSE_EXIT_OK ? MG_EXIT_OK : MG_EXIT_USAGE;
@@ -730,6 +944,8 @@ out:
 	free(l.texts);
 	free(l.plans);
 	mg_tasklist_done(&l.list);
+	mg_steps_alloc_done(&l.alloc);
+	free(l.pools);
 	if (l.procfd >= 0)
 		close(l.procfd);
 	return status;

@@ -38,6 +38,8 @@ enum {
 	OPT_RETRIES,
 	OPT_RESULTS,
 	OPT_PROGRESS,
+	OPT_BACKEND,
+	OPT_STEP_CPUS,
 };
 
 static const struct option long_options[] = {
@@ -68,6 +70,8 @@ static const struct option long_options[] = {
         {"retries", required_argument, NULL, OPT_RETRIES},
         {"results", required_argument, NULL, OPT_RESULTS},
         {"progress", optional_argument, NULL, OPT_PROGRESS},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"step-cpus", required_argument, NULL, OPT_STEP_CPUS},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -99,6 +103,12 @@ void mg_options_usage(void *out)
 	      "                          (default when memguardd runs)\n"
 	      "      --require-cgroups   fail (exit 125) rather than run without cgroups\n"
 	      "      --no-cgroups        run degraded on purpose: rlimits, heap flags, RSS watchdog\n"
+	      "                          (the same as --backend=degraded)\n"
+	      "      --backend NAME      where the tasks' cgroups come from: auto (default), local\n"
+	      "                          (memguard's own, as root or delegated), placed (memguardd),\n"
+	      "                          steps (each task a Slurm job step) or degraded (none)\n"
+	      "      --step-cpus N       CPUs of each step (default: SLURM_CPUS_PER_TASK in a job of\n"
+	      "                          several Slurm tasks, else 1)\n"
 	      "      --share-job         let the job's other processes use the run's budget too; by\n"
 	      "                          default they keep what the run leaves of the job's limit\n"
 	      "      --grace DURATION    after forwarding SIGTERM, wait this long, then kill (default 10s)\n"
@@ -128,6 +138,26 @@ void mg_options_usage(void *out)
 	      "the first task (lowest index) that failed: its exit code, 128+signal when\n"
 	      "killed, 126 when it could not be executed, 127 when it was not found.\n",
 	      out);
+}
+
+static const char *const backend_names[] = {
+        [MG_BACKEND_AUTO] = "auto",   [MG_BACKEND_LOCAL] = "local",       [MG_BACKEND_PLACED] = "placed",
+        [MG_BACKEND_STEPS] = "steps", [MG_BACKEND_DEGRADED] = "degraded",
+};
+
+const char *mg_backend_name(enum mg_backend b)
+{
+	return (size_t)b < MG_ARRAY_SIZE(backend_names) ? backend_names[b] : "?";
+}
+
+int mg_backend_from_name(const char *name, enum mg_backend *ret)
+{
+	for (size_t i = 0; i < MG_ARRAY_SIZE(backend_names); i++)
+		if (strcmp(name, backend_names[i]) == 0) {
+			*ret = (enum mg_backend)i;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 static int bad(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -304,6 +334,19 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 				return bad(err, errsize, "invalid --progress \"%s\": %s", optarg,
 				           o.progress_usec == 0 && !*why ? "zero" : why);
 			break;
+		case OPT_BACKEND:
+			if (mg_backend_from_name(optarg, &o.backend) < 0)
+				return bad(err, errsize,
+				           "unknown backend \"%s\": expected auto, local, placed, steps or "
+				           "degraded",
+				           optarg);
+			break;
+		case OPT_STEP_CPUS:
+			if (mg_parse_u64(optarg, &v) < 0 || v == 0 || v > 4096)
+				return bad(err, errsize, "invalid --step-cpus \"%s\": expected 1 to 4096",
+				           optarg);
+			o.step_cpus = (unsigned)v;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -333,6 +376,32 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 		           o.resume == 1 ? "--resume" : "--resume-failed");
 	if (o.require_cgroups && o.no_cgroups)
 		return bad(err, errsize, "--require-cgroups and --no-cgroups contradict each other");
+	if (o.no_cgroups && o.backend != MG_BACKEND_AUTO && o.backend != MG_BACKEND_DEGRADED)
+		return bad(err, errsize, "--no-cgroups and --backend=%s contradict each other",
+		           mg_backend_name(o.backend));
+	if (o.no_cgroups)
+		o.backend = MG_BACKEND_DEGRADED;
+	if (o.require_cgroups && o.backend == MG_BACKEND_DEGRADED)
+		return bad(err, errsize, "--require-cgroups and --backend=degraded contradict each other");
+	if (o.cgroup_parent && (o.backend == MG_BACKEND_PLACED || o.backend == MG_BACKEND_DEGRADED))
+		return bad(err, errsize,
+		           "--cgroup-parent and --backend=%s contradict each other: the run's "
+		           "cgroup is memguard's own there",
+		           mg_backend_name(o.backend));
+	/* A step's cgroup is Slurm's, root's: nothing of it is memguard's to set. */
+	const char *owned = o.mode == MG_SHARE_ELASTIC ? "--elastic"
+	                    : o.memory_high >= 0       ? "--memory-high"
+	                    : o.share_job              ? "--share-job"
+	                    : o.cgroup_parent          ? "--cgroup-parent"
+	                                               : NULL;
+	if (o.backend == MG_BACKEND_STEPS && owned)
+		return bad(err, errsize,
+		           "%s needs a cgroup memguard owns; with --backend=steps each task's cgroup is "
+		           "its Slurm step's, whose only limit is --mem at the share",
+		           owned);
+	if (o.step_cpus && o.backend != MG_BACKEND_AUTO && o.backend != MG_BACKEND_STEPS)
+		return bad(err, errsize, "--step-cpus is for Slurm steps, not --backend=%s",
+		           mg_backend_name(o.backend));
 	o.command = argv + optind;
 	*ret = o;
 	return MG_PARSE_RUN;

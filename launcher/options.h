@@ -26,6 +26,19 @@ enum {
 #define MG_RETRIES_DEFAULT 2
 #define MG_RETRIES_MAX 100
 
+/* Where the tasks' cgroups come from (--backend). */
+enum mg_backend {
+	MG_BACKEND_AUTO,     /* local, else placed, else steps under Slurm, else degraded */
+	MG_BACKEND_LOCAL,    /* memguard's own: as root, or in a delegated subtree */
+	MG_BACKEND_PLACED,   /* memguardd's placement service */
+	MG_BACKEND_STEPS,    /* each task a Slurm job step (run/steps.h) */
+	MG_BACKEND_DEGRADED, /* none: RLIMIT_AS, heap flags, an RSS watchdog */
+};
+
+/* The backend's name as --backend takes it, and back. */
+const char *mg_backend_name(enum mg_backend b);
+int mg_backend_from_name(const char *name, enum mg_backend *ret);
+
 struct mg_options {
 	unsigned ntasks;        /* 0: the default (batch system or CPUs) */
 	const char *tasks_file; /* --tasks FILE */
@@ -39,8 +52,10 @@ struct mg_options {
 	int memory_high;         /* -1: config, else percent */
 	int mode;                /* -1: config, else enum mg_share_mode */
 	bool require_cgroups;
-	bool no_cgroups; /* --no-cgroups: force degraded mode (testing, debugging) */
-	bool share_job;  /* --share-job: the job's own processes are not held to what the run leaves */
+	bool no_cgroups;         /* --no-cgroups: force degraded mode (testing, debugging) */
+	enum mg_backend backend; /* --backend; --no-cgroups is degraded */
+	unsigned step_cpus;      /* --step-cpus: each step's CPUs; 0: the job's (run/steps.h) */
+	bool share_job; /* --share-job: the job's own processes are not held to what the run leaves */
 	bool explain;
 	bool dry_run;
 	bool quiet;

@@ -45,6 +45,9 @@ struct mg_task {
 	bool interrupted;         /* memguard forwarded a terminating signal to it while it ran */
 	bool elsewhere;           /* another node's memguard claimed it first (farm/nodes.h) */
 	bool claimed;             /* this node has claimed it: its retries need no claim */
+	unsigned pool;            /* the node it runs on (mg_node_pool); 0 but with steps on several */
+	const char *host;         /* that node's name for the joblog; NULL: this one's */
+	char step[48];            /* the Slurm step it ran as (JOBID.STEPID), or "" */
 	uint64_t drain_deadline_usec;
 	char daemon_reason[256]; /* memguardd's words, when it killed the task */
 	uint64_t rlimit_as;      /* its RLIMIT_AS; 0: none */

@@ -55,7 +55,7 @@ int mg_farm_log_attempt(struct mg_farm *f, const struct mg_task *t)
 
 	if (f->joblog_fd < 0)
 		return 0;
-	mg_joblog_entry_of(t, f->host, f->commands[t->index], &e);
+	mg_joblog_entry_of(t, t->host ? t->host : f->host, f->commands[t->index], &e);
 	if (!(line = mg_joblog_format(&e)))
 		return -ENOMEM;
 	size_t len = strlen(line);

@@ -310,6 +310,13 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 		fprintf(f, "\"oom_kills\":%" PRIu64 ",\"seconds\":%.3f,\"reason\":", t->events.oom_kill,
 		        t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0);
 		mg_json_string(f, mg_task_reason(t, why, sizeof(why)));
+		/* Under the steps backend: the Slurm step it last ran as, for sacct. */
+		if (t->step[0]) {
+			fputs(",\"slurm_step\":", f);
+			mg_json_string(f, t->step);
+			fputs(",\"host\":", f);
+			mg_json_string(f, t->host ? t->host : "");
+		}
 		fputc('}', f);
 	}
 	fputs("\n]}\n", f);

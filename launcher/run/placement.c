@@ -268,7 +268,8 @@ static void record_launcher(struct mg_placement *pl, int procfd)
 }
 
 int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
-                       const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize)
+                       const struct mg_config *cfg, const char *cgroup_parent, enum mg_place_how how,
+                       char *why, size_t whysize)
 {
 	_cleanup_free_ char *self = NULL;
 	char base[PATH_MAX];
@@ -286,7 +287,11 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 
 	if (cgroup_parent) {
 		snprintf(base, sizeof(base), "%s", cgroup_parent + strspn(cgroup_parent, "/"));
-	} else if (geteuid() == 0 && sd_booted() > 0 &&
+	} else if (how == MG_PLACE_DAEMON) {
+		r = ask_daemon(pl, NULL, base, sizeof(base), why, whysize);
+		if (r <= 0)
+			return r; /* a placed run, or no place at all */
+	} else if (geteuid() == 0 && sd_booted() > 0 && how == MG_PLACE_ANY &&
 	           (r = ask_daemon(pl, NULL, base, sizeof(base), why, whysize)) >= 0) {
 		if (r == 0)
 			return 0; /* a placed run, tethered to the job we came from */
@@ -311,6 +316,10 @@ int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgro
 		    faccessat(own, "cgroup.procs", W_OK, AT_EACCESS) < 0) {
 			char context[PATH_MAX + 64];
 			snprintf(context, sizeof(context), "cgroup %s is not delegated to this user", self);
+			if (how == MG_PLACE_OWN) {
+				snprintf(why, whysize, "%s", context);
+				return -EPERM;
+			}
 			r = ask_daemon(pl, context, base, sizeof(base), why, whysize);
 			if (r <= 0)
 				return r; /* a placed run, or no place at all */

@@ -29,12 +29,18 @@ struct mg_placement {
 		.mountfd = -1, .runfd = -1, .basefd = -1                                                     \
 	}
 
+/* Who may make the run's cgroup: memguard itself (as root, or inside a
+ * delegated subtree), memguardd's placement service, or whichever applies
+ * (memguardd where systemd is PID 1 or nothing is delegated to us). */
+enum mg_place_how { MG_PLACE_ANY, MG_PLACE_OWN, MG_PLACE_DAEMON };
+
 /* Sets up this run's cgroup on the memory controller's mount m. procfd is
  * an fd for /proc; cgroup_parent (may be NULL) overrides where it goes.
  * Returns 0, or -errno with a one-line reason in why (the caller then runs
  * degraded or fails). */
 int mg_placement_setup(struct mg_placement *pl, int procfd, const struct mg_cgroup_mount *m,
-                       const struct mg_config *cfg, const char *cgroup_parent, char *why, size_t whysize);
+                       const struct mg_config *cfg, const char *cgroup_parent, enum mg_place_how how,
+                       char *why, size_t whysize);
 
 /* Caps what the run's tasks may use together (memory.max and
  * memory.swap.max of the run's cgroup): whatever share mode the tasks have,

@@ -23,6 +23,7 @@
 #include "farm/schedule.h"
 #include "report/memreason.h"
 #include "run/spawn.h"
+#include "run/steps.h"
 #include "run/watcher.h"
 
 /* How long a SIGKILLed launcher's watcher gives the run's processes after
@@ -33,6 +34,10 @@
 #define DRAIN_TIMEOUT_USEC (5 * 1000000ull)
 #define DRAIN_POLL_USEC 5000ull
 
+/* A step told to die whose srun is still there this much later loses its
+ * srun: srun's shepherd then cancels the step with SIGKILL. */
+#define STEP_KILL_TIMEOUT_USEC (10 * 1000000ull)
+
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
 
 /* A status line on demand. Not forwarded: SIGUSR1 and SIGUSR2 are the
@@ -41,10 +46,37 @@ static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
 
 extern char **environ;
 
+/* A node's room in use. */
+struct pool_use {
+	size_t running;
+	uint64_t in_use;
+	unsigned cpus;
+};
+
+/* A running step's srun: the helper's stdin, its stderr, filtered. */
+struct step_run {
+	struct supervisor *s;
+	struct mg_task *t;
+	int in_fd, err_fd;
+	int out_fd; /* where the filtered stderr goes: ours, or --results' file */
+	sd_event_source *src;
+	struct mg_step_stream stream;
+	bool eof, exited;
+	int srun_status;
+	uint64_t kill_usec; /* when it was told to die; 0: not */
+};
+
 struct supervisor {
 	const struct mg_supervisor_config *cfg;
+	const struct mg_node_pool *pools; /* cfg's, or `here` */
+	size_t npools;
+	struct mg_node_pool here;
+	struct pool_use *use;    /* by pool */
+	struct step_run **steps; /* by position in cfg->tasks, while one runs */
+	bool said_unlimited;     /* a step without its share as memory.max: said once */
 	sd_event *event;
-	sd_event_source *grace_timer, *drain_timer, *watchdog_timer, *as_timer, *progress_timer, *peak_timer;
+	sd_event_source *grace_timer, *drain_timer, *watchdog_timer, *as_timer, *progress_timer, *peak_timer,
+	        *step_kill_timer;
 	size_t next;   /* the first attempts: none before it is still pending */
 	size_t *retry; /* pending retries (attempt > first_attempt), by index in order */
 	size_t nretry;
@@ -120,6 +152,8 @@ void mg_free_argv(char **argv)
 }
 
 static void finish(struct supervisor *s, struct mg_task *t);
+static int start_step(struct supervisor *s, struct mg_task *t, char *const *argv,
+                      struct mg_spawn_request *req, int err);
 static void start_more(struct supervisor *s);
 static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **ret_task);
 
@@ -170,7 +204,8 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 		if (!redone)
 			heap[nheap++] = cfg->heap_env[i];
 	}
-	t->limit = cfg->placement ? limits.max : 0;
+	/* A step's memory.max is its share, set by Slurm. */
+	t->limit = cfg->placement ? limits.max : cfg->steps ? t->share : 0;
 	t->rlimit_as = rlimit_as;
 	t->start_usec = mg_now_usec();
 	struct timespec wall;
@@ -223,10 +258,17 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	        .stdout_fd = out,
 	        .stderr_fd = err,
 	};
-	r = mg_spawn(&req, &t->pid, &t->exec_errno);
+	if (cfg->steps) {
+		r = start_step(s, t, req.argv, &req, err);
+		err = -1; /* the step's stderr goes there now */
+	} else {
+		r = mg_spawn(&req, &t->pid, &t->exec_errno);
+	}
 	mg_free_argv(argv);
 	if (out >= 0)
-		close(out), close(err);
+		close(out);
+	if (err >= 0)
+		close(err);
 	/* No fd per running task: 1024 tasks would not fit the usual fd limit. */
 	if (t->cgfd >= 0) {
 		close(t->cgfd);
@@ -240,7 +282,175 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	t->state = MG_TASK_RUNNING;
 	s->running++;
 	s->in_use += t->share;
+	s->use[t->pool].running++;
+	s->use[t->pool].in_use += t->share;
+	s->use[t->pool].cpus += cfg->steps ? cfg->steps->cpus : 0;
 	return 0;
+}
+
+static size_t position(const struct supervisor *s, const struct mg_task *t)
+{
+	return (size_t)(t - s->cfg->tasks);
+}
+
+static struct step_run *step_of(const struct supervisor *s, const struct mg_task *t)
+{
+	return s->steps ? s->steps[position(s, t)] : NULL;
+}
+
+/* Passes what the step wrote on its stderr to ours, or to --results' file. */
+static void step_out(void *ctx, const char *data, size_t len)
+{
+	const struct step_run *run = ctx;
+
+	while (len > 0) {
+		ssize_t n = write(run->out_fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* nowhere to put it: the record still counts */
+		data += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Tells the helper something through srun's stdin (MG_STEP_CMD_*). */
+static void step_tell(const struct step_run *run, const char *what)
+{
+	ssize_t n;
+
+	do
+		n = write(run->in_fd, what, strlen(what));
+	while (n < 0 && errno == EINTR);
+}
+
+static int on_step_stderr(sd_event_source *src, int fd, uint32_t revents, void *userdata);
+
+/* The steps backend: the attempt is `srun ... memguard step ... -- argv`,
+ * on its pool's node, with the helper's stdin and stderr ours. err is the
+ * attempt's --results stderr file or -1, from now on the step's. */
+static int start_step(struct supervisor *s, struct mg_task *t, char *const *argv,
+                      struct mg_spawn_request *req, int err)
+{
+	const struct mg_supervisor_config *cfg = s->cfg;
+	struct mg_step_request sr = {
+	        .self = cfg->steps->self,
+	        .node = s->pools[t->pool].name,
+	        .cpus = cfg->steps->cpus,
+	        .share = t->share,
+	        .seq = t->index + 1,
+	        .nonce = cfg->steps->nonce,
+	        .rlimit_as = t->rlimit_as,
+	        .grace_usec = cfg->grace_usec,
+	        .command = argv,
+	};
+	struct step_run *run = calloc(1, sizeof(*run));
+	char **srun = run ? mg_steps_srun_argv(&sr) : NULL;
+	int r = -ENOMEM;
+
+	if (srun) {
+		/* srun must not run under the task's RLIMIT_AS: the helper sets it. */
+		req->argv = srun;
+		req->rlimit_as = 0;
+		r = mg_steps_spawn(req, &t->pid, &run->in_fd, &run->err_fd, &t->exec_errno);
+		mg_steps_names_free(srun);
+	}
+	if (r >= 0) {
+		snprintf(run->stream.nonce, sizeof(run->stream.nonce), "%s", cfg->steps->nonce);
+		run->out_fd = err >= 0 ? err : STDERR_FILENO;
+		run->stream.rec.limit = MG_SIZE_UNLIMITED;
+		run->s = s;
+		run->t = t;
+		r = sd_event_add_io(s->event, &run->src, run->err_fd, EPOLLIN, on_step_stderr, run);
+		if (r < 0) {
+			(void)kill(t->pid, SIGKILL); /* its shepherd ends the step */
+			close(run->in_fd);
+			close(run->err_fd);
+		}
+	}
+	if (r < 0) {
+		if (err >= 0)
+			close(err);
+		free(run);
+		return r;
+	}
+	s->steps[position(s, t)] = run;
+	return 0;
+}
+
+/* The step's numbers into the task, and its pipes closed. */
+static void step_done(struct supervisor *s, struct mg_task *t)
+{
+	struct step_run *run = step_of(s, t);
+	const struct mg_step_record *rec;
+	char limit[MG_SIZE_STRLEN];
+
+	if (!run)
+		return;
+	mg_step_stream_finish(&run->stream, step_out, run);
+	rec = &run->stream.rec;
+	mg_step_apply(rec, run->srun_status, t);
+	snprintf(t->step, sizeof(t->step), "%s", rec->step);
+	/* A step srun could not start because the job is ending ran nothing. */
+	if (!rec->started && s->stopping)
+		t->interrupted = true;
+	if (!rec->started && !s->stopping)
+		log_warn("task %u: its step ran no memguard step (srun: %s %d; see srun's words above)",
+		         t->index, WIFSIGNALED(run->srun_status) ? "signal" : "exit",
+		         WIFSIGNALED(run->srun_status) ? WTERMSIG(run->srun_status)
+		                                       : WEXITSTATUS(run->srun_status));
+	else if (rec->limit == MG_SIZE_UNLIMITED && !s->said_unlimited) {
+		s->said_unlimited = true;
+		log_warn("step %s has no memory limit (Slurm's ConstrainRAMSpace is off?): its task is "
+		         "guarded by "
+		         "RLIMIT_AS and an RSS watchdog, as in degraded mode",
+		         rec->step);
+	} else if (rec->limit != MG_SIZE_UNLIMITED && rec->limit > t->share && !s->said_unlimited) {
+		s->said_unlimited = true;
+		log_warn("step %s has a memory limit of %s, above the task's share", rec->step,
+		         mg_size_format(rec->limit, limit));
+	}
+	if (run->stream.bad)
+		log_warn("task %u: its step's record did not parse; its numbers may be missing", t->index);
+	sd_event_source_disable_unref(run->src);
+	close(run->in_fd);
+	close(run->err_fd);
+	if (run->out_fd != STDERR_FILENO)
+		close(run->out_fd);
+	free(run);
+	s->steps[position(s, t)] = NULL;
+}
+
+/* The attempt is over once srun has exited and its stderr has ended: the
+ * end record comes last on it. */
+static void step_maybe_over(struct supervisor *s, struct mg_task *t)
+{
+	struct step_run *run = step_of(s, t);
+
+	if (run && run->exited && run->eof)
+		finish(s, t);
+}
+
+static int on_step_stderr(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct step_run *run = userdata;
+	char buf[8192];
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n > 0) {
+			mg_step_stream_feed(&run->stream, buf, (size_t)n, step_out, run);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		run->eof = true;
+		(void)sd_event_source_set_enabled(src, SD_EVENT_OFF);
+		step_maybe_over(run->s, run->t);
+		return 0;
+	}
 }
 
 static bool is_retry(const struct mg_task *t)
@@ -259,41 +469,63 @@ static struct mg_task *next_first(struct supervisor *s)
 	return s->next < cfg->ntasks ? &cfg->tasks[s->next] : NULL;
 }
 
-/* Asks the scheduler (farm/schedule.c) whom to start; NULL for nobody now.
- * The first attempts all wait behind the first one, so one stands for them. */
+/* A pool's free slots: -n less what runs there, and with steps no more
+ * than its free CPUs hold, so that srun never has to wait for CPUs. */
+static unsigned free_slots(const struct supervisor *s, size_t p)
+{
+	const struct mg_node_pool *pool = &s->pools[p];
+	const struct pool_use *u = &s->use[p];
+	unsigned slots = u->running < pool->parallel ? (unsigned)(pool->parallel - u->running) : 0;
+
+	if (pool->cpus && s->cfg->steps) {
+		unsigned per = s->cfg->steps->cpus ? s->cfg->steps->cpus : 1;
+		unsigned cpus = u->cpus < pool->cpus ? (pool->cpus - u->cpus) / per : 0;
+		slots = cpus < slots ? cpus : slots;
+	}
+	return slots;
+}
+
+/* Asks the scheduler (farm/schedule.c) whom to start and where; NULL for
+ * nobody now. The first attempts all wait behind the first one, so one
+ * stands for them. */
 static struct mg_task *pick(struct supervisor *s)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
 	struct mg_task *first = next_first(s);
 	_cleanup_free_ struct mg_sched_task *pending = calloc(s->nretry + 1, sizeof(*pending));
-	size_t n = 0, index;
+	_cleanup_free_ struct mg_sched_pool *pools = calloc(s->npools, sizeof(*pools));
+	size_t n = 0, index, pool;
 	uint64_t share;
 
-	if (!pending)
+	if (!pending || !pools)
 		return NULL;
+	/* 0: the share of the node it goes to; a resumed retry has its own. */
 	if (first)
-		pending[n++] = (struct mg_sched_task){.attempt = 1, .share = first->share ?: cfg->share};
+		pending[n++] = (struct mg_sched_task){.attempt = 1, .share = first->share};
 	for (size_t i = 0; i < s->nretry; i++)
 		pending[n++] = (struct mg_sched_task){.attempt = 2, .share = cfg->tasks[s->retry[i]].share};
-	struct mg_sched_input in = {
-	        .budget = cfg->budget ? cfg->budget : UINT64_MAX,
-	        .in_use = s->in_use,
-	        .free_slots = s->running < cfg->parallel ? (unsigned)(cfg->parallel - s->running) : 0,
-	        .pending = pending,
-	        .npending = n,
-	};
-	if (mg_sched_next(&in, &index, &share) == 0)
+	for (size_t p = 0; p < s->npools; p++)
+		pools[p] = (struct mg_sched_pool){
+		        .budget = s->pools[p].budget ? s->pools[p].budget : UINT64_MAX,
+		        .in_use = s->use[p].in_use,
+		        .free_slots = free_slots(s, p),
+		        .share = s->pools[p].share,
+		};
+	if (mg_sched_next_pool(pools, s->npools, pending, n, &pool, &index, &share) == 0)
 		return NULL;
+	struct mg_task *t;
 	if (first && index == 0) {
 		s->next++;
-		first->share = share;
-		return first;
+		t = first;
+	} else {
+		index -= first != NULL;
+		t = &cfg->tasks[s->retry[index]];
+		memmove(&s->retry[index], &s->retry[index + 1], (s->nretry - index - 1) * sizeof(*s->retry));
+		s->nretry--;
 	}
-	index -= first != NULL;
-	struct mg_task *t = &cfg->tasks[s->retry[index]];
-	memmove(&s->retry[index], &s->retry[index + 1], (s->nretry - index - 1) * sizeof(*s->retry));
-	s->nretry--;
 	t->share = share;
+	t->pool = (unsigned)pool;
+	t->host = s->pools[pool].name;
 	return t;
 }
 
@@ -427,10 +659,25 @@ static int kill_attributed(struct supervisor *s, size_t position)
 
 /* Kills everything the task still has: its cgroup, or its process group and
  * every process that left it. */
+static int on_step_kill_timer(sd_event_source *src, uint64_t usec, void *userdata);
+
 static void kill_task(struct supervisor *s, struct mg_task *t)
 {
+	struct step_run *run = step_of(s, t);
 	int r = 0;
 
+	if (run) {
+		/* The helper kills everything in the step; srun, told SIGTERM,
+		 * would SIGKILL it without the record. */
+		if (t->state == MG_TASK_RUNNING && !run->kill_usec) {
+			step_tell(run, MG_STEP_CMD_KILL "\n");
+			run->kill_usec = mg_now_usec();
+			if (mg_event_arm_timer(s->event, &s->step_kill_timer, STEP_KILL_TIMEOUT_USEC, 1000000,
+			                       on_step_kill_timer, s) < 0)
+				(void)kill(t->pid, SIGKILL);
+		}
+		return;
+	}
 	if (t->in_cgroup) {
 		_cleanup_close_ int fd = open_task_cgroup(s, t);
 		r = fd < 0 ? fd : mg_cg_kill(fd);
@@ -442,6 +689,24 @@ static void kill_task(struct supervisor *s, struct mg_task *t)
 	}
 	if (r < 0 && r != -ENOENT)
 		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index);
+}
+
+/* A step told to die that still runs: its srun goes, and srun's shepherd
+ * cancels the step. */
+static int on_step_kill_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	uint64_t now = mg_now_usec();
+
+	for (size_t i = 0; i < s->cfg->ntasks; i++) {
+		struct mg_task *t = &s->cfg->tasks[i];
+		struct step_run *run = step_of(s, t);
+		if (run && run->kill_usec && t->state == MG_TASK_RUNNING &&
+		    now - run->kill_usec >= STEP_KILL_TIMEOUT_USEC && kill(t->pid, SIGKILL) == 0)
+			log_warn("task %u: its step did not end %llus after the kill; ending its srun",
+			         t->index, (unsigned long long)(STEP_KILL_TIMEOUT_USEC / 1000000));
+	}
+	return 0;
 }
 
 /* One line in the log for a task that ended for memory, or likely did, so
@@ -549,10 +814,14 @@ static void finish(struct supervisor *s, struct mg_task *t)
 		if ((r = mg_cg_remove(cfg->placement->runfd, task_cgroup_name(t, name))) < 0)
 			mg_log_errno(LOG_WARNING, r, "remove cgroup %s/%s: %m", cfg->placement->run, name);
 	}
+	step_done(s, t);
 	t->state = MG_TASK_DONE;
 	log_memory_end(t);
 	s->running--;
 	s->in_use -= t->share;
+	s->use[t->pool].running--;
+	s->use[t->pool].in_use -= t->share;
+	s->use[t->pool].cpus -= cfg->steps ? cfg->steps->cpus : 0;
 	attempt_ended(s, t);
 	start_more(s);
 }
@@ -570,20 +839,29 @@ static int on_drain_timer(sd_event_source *src, uint64_t usec, void *userdata)
 	struct supervisor *s = userdata;
 	const struct mg_supervisor_config *cfg = s->cfg;
 	uint64_t now = mg_now_usec();
-	bool waiting = false;
+	uint64_t next = UINT64_MAX;
 
 	for (size_t i = 0; i < cfg->ntasks; i++) {
 		struct mg_task *t = &cfg->tasks[i];
 		if (t->state != MG_TASK_DRAINING)
 			continue;
+		/* A step's end record comes with the end of its stderr
+		 * (on_step_stderr); only its deadline is looked at here. */
+		if (step_of(s, t)) {
+			if (now >= t->drain_deadline_usec)
+				finish(s, t);
+			else if (t->drain_deadline_usec - now < next)
+				next = t->drain_deadline_usec - now;
+			continue;
+		}
 		_cleanup_close_ int cgfd = open_task_cgroup(s, t);
 		if (cgfd < 0 || mg_cg_populated(cgfd) == 0 || now >= t->drain_deadline_usec)
 			finish(s, t);
 		else
-			waiting = true;
+			next = DRAIN_POLL_USEC;
 	}
-	if (waiting)
-		arm(s, &s->drain_timer, DRAIN_POLL_USEC, on_drain_timer);
+	if (next != UINT64_MAX)
+		arm(s, &s->drain_timer, next, on_drain_timer);
 	return 0;
 }
 
@@ -596,9 +874,25 @@ static void note_as_peak(struct mg_task *t, uint64_t bytes)
 
 static void task_exited(struct supervisor *s, struct mg_task *t, int status)
 {
+	struct step_run *run = step_of(s, t);
+
 	t->exited = true;
 	t->wait_status = status;
 	t->end_usec = mg_now_usec();
+	/* srun is gone; the helper killed what the task left, and its end
+	 * record is the last of the step's stderr. */
+	if (run) {
+		run->exited = true;
+		run->srun_status = status;
+		if (run->eof) {
+			finish(s, t);
+			return;
+		}
+		t->state = MG_TASK_DRAINING;
+		t->drain_deadline_usec = t->end_usec + DRAIN_TIMEOUT_USEC;
+		arm(s, &s->drain_timer, 0, on_drain_timer);
+		return;
+	}
 	/* The task is over when its main process is: leftovers would escape
 	 * accounting once the cgroup is gone, so they die too. */
 	kill_task(s, t);
@@ -700,9 +994,17 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 
 	for (size_t i = 0; i < s->cfg->ntasks; i++) {
 		struct mg_task *t = &s->cfg->tasks[i];
-		if (t->state == MG_TASK_RUNNING && kill(-t->pid, sig) < 0 && errno != ESRCH)
+		struct step_run *run = step_of(s, t);
+		char word[32];
+		if (t->state != MG_TASK_RUNNING)
+			continue;
+		if (run) {
+			snprintf(word, sizeof(word), MG_STEP_CMD_SIGNAL " %d\n", sig);
+			step_tell(run, word);
+		} else if (kill(-t->pid, sig) < 0 && errno != ESRCH) {
 			mg_log_errno(LOG_WARNING, -errno, "forward SIG%s to task %u: %m", sigabbrev_np(sig),
 			             t->index);
+		}
 	}
 	if (!terminating(sig))
 		return 0;
@@ -879,7 +1181,22 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	                       .self = getpid(),
 	                       .watcher = {.pid = -1, .fd = -1}};
 	sigset_t mask, old;
+	struct sigaction pipe_was;
 	int r;
+
+	/* Where tasks run: the config's nodes, or one pool here. */
+	s.here = (struct mg_node_pool){.parallel = cfg->parallel, .budget = cfg->budget, .share = cfg->share};
+	s.pools = cfg->npools ? cfg->pools : &s.here;
+	s.npools = cfg->npools ? cfg->npools : 1;
+	s.use = calloc(s.npools, sizeof(*s.use));
+	s.steps = cfg->steps ? calloc(cfg->ntasks ? cfg->ntasks : 1, sizeof(*s.steps)) : NULL;
+	if (!s.use || (cfg->steps && !s.steps)) {
+		free(s.use);
+		free(s.steps);
+		return mg_log_errno(LOG_ERR, -ENOMEM, "supervise %zu tasks: %m", cfg->ntasks);
+	}
+	/* A step's srun that is gone must not take us with it when we write to it. */
+	sigaction(SIGPIPE, &(struct sigaction){.sa_handler = SIG_IGN}, &pipe_was);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -902,17 +1219,25 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		r = sd_event_add_signal(s.event, NULL, forwarded[i], on_signal, &s);
 	if (r < 0) {
 		sd_event_unref(s.event);
+		free(s.use);
+		free(s.steps);
+		sigaction(SIGPIPE, &pipe_was, NULL);
 		return mg_log_errno(LOG_ERR, r, "watch signals: %m");
 	}
 	for (size_t i = 0; i < cfg->ntasks; i++)
 		cfg->tasks[i].cgfd = -1;
-	if (!cfg->placement && cfg->watchdog_interval_usec)
+	/* Each step's helper samples and guards its task where it runs: here,
+	 * only the degraded mode's watchdog and watcher, or the samples a
+	 * cgroup of ours needs. */
+	bool here = !cfg->steps;
+	if (here && !cfg->placement && cfg->watchdog_interval_usec)
 		arm(&s, &s.watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
-	else if (cfg->rlimit_as && cfg->watchdog_interval_usec)
+	else if (here && cfg->rlimit_as && cfg->watchdog_interval_usec)
 		arm(&s, &s.as_timer, cfg->watchdog_interval_usec, on_as_timer);
-	if (!cfg->placement)
+	if (here && !cfg->placement)
 		start_watcher(&s);
-	else if (cfg->watchdog_interval_usec && faccessat(cfg->placement->runfd, "memory.peak", F_OK, 0) < 0)
+	else if (here && cfg->watchdog_interval_usec &&
+	         faccessat(cfg->placement->runfd, "memory.peak", F_OK, 0) < 0)
 		arm(&s, &s.peak_timer, cfg->watchdog_interval_usec, on_peak_timer);
 	s.start_usec = mg_now_usec();
 	/* Resumed retries wait for room as this run's own do. */
@@ -946,6 +1271,11 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	sd_event_source_unref(s.as_timer);
 	sd_event_source_unref(s.peak_timer);
 	sd_event_source_unref(s.progress_timer);
+	sd_event_source_unref(s.step_kill_timer);
+	/* Only after a failed loop: steps still running. Their sruns die below. */
+	for (size_t i = 0; s.steps && i < cfg->ntasks; i++)
+		if (s.steps[i])
+			step_done(&s, &cfg->tasks[i]);
 	sd_event_unref(s.event);
 	int left = kill_leftovers(&s);
 	if (left > 0)
@@ -956,6 +1286,9 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	mg_watcher_stop(&s.watcher);
 	free(s.seen);
 	free(s.retry);
+	free(s.use);
+	free(s.steps);
+	sigaction(SIGPIPE, &pipe_was, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (ret_signal)
 		*ret_signal = s.signal_name;

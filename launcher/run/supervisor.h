@@ -13,6 +13,23 @@
 #include "runtime/runtime.h"
 #include "task.h"
 
+/* One node's room for tasks: here, or a node of a Slurm allocation when
+ * every task is a step (steps.h). */
+struct mg_node_pool {
+	const char *name;  /* the node, for srun and the joblog's Host; NULL: here */
+	unsigned parallel; /* tasks at once there (-n) */
+	unsigned cpus;     /* the job's CPUs there, which steps take; 0: not counted */
+	uint64_t budget;   /* what its tasks may use together; 0: -n alone */
+	uint64_t share;    /* a first attempt's share there */
+};
+
+/* The steps backend: how each attempt becomes `srun ... memguard step`. */
+struct mg_steps_config {
+	const char *self;  /* memguard's own path, the same on every node */
+	unsigned cpus;     /* each step's --cpus-per-task */
+	const char *nonce; /* marks the helper's records in the step's stderr */
+};
+
 struct mg_supervisor_config {
 	char *const *command; /* the template; {} becomes a task's param */
 	struct mg_task *tasks;
@@ -37,6 +54,11 @@ struct mg_supervisor_config {
 	enum mg_runtime runtime;                 /* heap flags for such a share */
 	bool heap_flags;
 	struct mg_farm *farm; /* joblog, results, progress; NULL: none */
+	/* Where tasks run: one pool per node. None: one pool here, of
+	 * parallel, budget and share. */
+	const struct mg_node_pool *pools;
+	size_t npools;
+	const struct mg_steps_config *steps; /* every attempt a Slurm step; NULL: started here */
 };
 
 /* Runs everything. A task that fails for memory is run again with a larger

@@ -42,7 +42,8 @@ static const struct long_opt all_long_options[] = {
         {"joblog", "j.log"},     {"resume", NULL},
         {"resume-failed", NULL}, {"retries", "3"},
         {"results", "out"},      {"progress", NULL},
-        {"share-job", NULL},     {NULL, NULL}, /* keeps clang-format from packing the table */
+        {"share-job", NULL},     {"backend", "steps"},
+        {"step-cpus", "2"},      {NULL, NULL}, /* keeps clang-format from packing the table */
 };
 
 /* argv as the parser gets it: a mutable, NULL-terminated copy of the
@@ -426,6 +427,38 @@ static void farm_options(void **state)
 	assert_string_equal(o.command[0], "x");
 }
 
+static void backend_options(void **state)
+{
+	struct mg_options o;
+	struct args a;
+	char err[256];
+	static const char *const none[] = {"memguard", "x", NULL};
+	static const char *const steps[] = {"memguard", "--backend=steps", "--step-cpus", "2", "x", NULL};
+	static const char *const old[] = {"memguard", "--no-cgroups", "x", NULL};
+	static const char *const both[] = {"memguard", "--no-cgroups", "--backend", "degraded", "x", NULL};
+
+	args_set(&a, none);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_int_equal(o.backend, MG_BACKEND_AUTO);
+	assert_int_equal(o.step_cpus, 0);
+	args_set(&a, steps);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_int_equal(o.backend, MG_BACKEND_STEPS);
+	assert_int_equal(o.step_cpus, 2);
+	/* --no-cgroups is --backend=degraded. */
+	args_set(&a, old);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_int_equal(o.backend, MG_BACKEND_DEGRADED);
+	args_set(&a, both);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_int_equal(o.backend, MG_BACKEND_DEGRADED);
+	for (int b = MG_BACKEND_AUTO; b <= MG_BACKEND_DEGRADED; b++) {
+		enum mg_backend back;
+		assert_int_equal(mg_backend_from_name(mg_backend_name((enum mg_backend)b), &back), 0);
+		assert_int_equal(back, b);
+	}
+}
+
 static void option_arguments_point_into_argv(void **state)
 {
 	static const char *const list[] = {"memguard", "--tasks", "t.txt", "--report=r.json",
@@ -449,6 +482,16 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
+        {{"--backend", "slurm", "--", "x"}, "\"slurm\"", "auto, local, placed, steps or degraded"},
+        {{"--backend=steps", "--elastic", "--", "x"}, "--elastic", "needs a cgroup memguard owns"},
+        {{"--backend=steps", "--memory-high=90%", "--", "x"}, "--memory-high", "Slurm step"},
+        {{"--backend=steps", "--share-job", "--", "x"}, "--share-job", "needs a cgroup"},
+        {{"--backend=steps", "--cgroup-parent=a", "--", "x"}, "--cgroup-parent", "needs a cgroup"},
+        {{"--backend=placed", "--cgroup-parent=a", "--", "x"}, "--cgroup-parent", "contradict"},
+        {{"--backend=local", "--no-cgroups", "--", "x"}, "--no-cgroups", "contradict"},
+        {{"--backend=degraded", "--require-cgroups", "--", "x"}, "--require-cgroups", "contradict"},
+        {{"--backend=local", "--step-cpus=2", "--", "x"}, "--step-cpus", "not --backend=local"},
+        {{"--step-cpus=0", "--", "x"}, "\"0\"", "1 to 4096"},
         {{"--resume", "--", "x"}, "--resume", "needs --joblog FILE"},
         {{"--resume-failed", "--", "x"}, "--resume-failed", "needs --joblog FILE"},
         {{"--joblog", "j", "--resume", "--resume-failed", "--", "x"}, "--resume", "contradict"},
@@ -867,6 +910,7 @@ int main(void)
 	        cmocka_unit_test(every_option_table),
 	        cmocka_unit_test(option_arguments_point_into_argv),
 	        cmocka_unit_test(farm_options),
+	        cmocka_unit_test(backend_options),
 	        cmocka_unit_test(bad_input_is_einval_with_one_line),
 	        cmocka_unit_test(bad_input_reasons),
 	        cmocka_unit_test(unknown_short_option_in_cluster_is_named),
