@@ -157,9 +157,10 @@ packaging/build-rpm.sh build-rpm
 rpmlint -c packaging/rpm/rpmlint.toml -r packaging/rpm/memguard.rpmlintrc build-rpm/*.rpm packaging/rpm/memguard.spec
 
 step "the systemd unit and a real Slurm in a VM with systemd as PID 1"
-# The executable tests only (slurm_lib.sh is sourced); Slurm needs the memory and a few minutes.
+# The executable tests only (slurm_lib.sh is sourced); Slurm needs the memory and a few minutes, and
+# slurm_steps.sh runs slurmdbd on MariaDB beside it: 2 GiB.
 MEMGUARD_SUITE_TESTS='tests/integration/systemd/*.sh' \
-	tests/vm/run-suite.sh --systemd --mem 1536 --test-timeout 600
+	tests/vm/run-suite.sh --systemd --mem 2048 --test-timeout 600
 
 step "benchmark smoke run (the full one is bench/run.sh, outside CI)"
 bench/run.sh --smoke

@@ -6,7 +6,11 @@
 #    once, on both nodes: each memguard knows its rank (SLURM_PROCID, SLURM_STEP_NUM_TASKS), writes
 #    sweep.log.<rank> and claims lines in sweep.log.claims/<job>.<step>; memguard report merges them;
 # 2. a sweep scancel'ed halfway, then a new job with --resume-failed: every line's work completed
-#    exactly once, the lines completed before not run again.
+#    exactly once, the lines completed before not run again;
+# 3. one memguard in the batch script of a -N2 job, no srun of ours: each task a Slurm step, spread over
+#    both nodes, every line once, one joblog whose Host column names the node;
+# 4. the same scancel'ed halfway: nothing of it (process or cgroup) left on either node; a new job with
+#    --resume-failed completes the rest exactly once.
 # Both "nodes" share the guest's kernel and filesystem, as the job's directory on a cluster
 # filesystem would be shared; NFS itself and pbsdsh are not tested (docs/sweeps.md).
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -98,4 +102,79 @@ done
 (cd "$home" && memguard report sweep.log.0 sweep.log.1) >"$work/report" || true
 cat "$work/report"
 grep -q "16 tasks in 2 joblogs: 16 done, 0 failed" "$work/report" || slurm_fail "memguard report after the resume"
+slurm_assert_gone "$id2"
+
+# 3. One memguard, no srun: each task a step on either node.
+# steps N SECONDS [MEMGUARD-ARGS...]: the job script, memguard exec'd in it.
+steps() {
+	local n=$1 secs=$2
+	shift 2
+	seq 1 "$n" | sed 's/^/line-/' >"$home/list"
+	chown "$slurm_user" "$home/list"
+	cat >"$work/steps.sh" <<-EOF
+		#!/bin/bash
+		cd "$home"
+		exec memguard -n 2 --grace 2s --tasks list --joblog steps.log --report steps.json $* -- \\
+			sh -c 'echo "\$0" >>started; sleep $secs; echo "\$0 \$SLURMD_NODENAME" >>completed' {}
+	EOF
+}
+reset_files
+rm -f "$home"/steps.log "$home"/steps.json
+steps 12 1
+id=$(slurm_submit "$work/steps.sh" -N 2 --ntasks-per-node=1 --mem=300M)
+slurm_wait_end "$id"
+out=$(slurm_job_out "$id")
+cat "$out"
+cat "$home/steps.log"
+slurm_assert_eq "$(slurm_field "$id" JobState)" COMPLETED "job $id state"
+grep -q "steps mode (Slurm job $id, each task a job step of 1 CPU with --mem at its share, on every node of the job)" \
+	"$out" || slurm_fail "job $id: the mode line does not say steps on every node"
+slurm_assert_eq "$(wc -l <"$home/completed")" 12 "lines completed"
+slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort -u | wc -l)" 12 "distinct lines completed"
+on1=$(awk '$2 == "node1"' "$home/completed" | wc -l)
+on2=$(awk '$2 == "node2"' "$home/completed" | wc -l)
+note "one memguard, steps: node1 ran $on1 lines, node2 $on2"
+[ "$on1" -ge 1 ] && [ "$on2" -ge 1 ] || slurm_fail "one node ran every line ($on1 and $on2)"
+hosts=$(awk -F'\t' 'NR > 1 { print $2 }' "$home/steps.log" | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+note "the joblog's Host column: $hosts"
+slurm_assert_eq "$(awk -F'\t' 'NR > 1 { print $2 }' "$home/steps.log" | sort -u | tr '\n' ' ')" "node1 node2 " \
+	"the joblog's hosts"
+# The Host column says where each ran, as the task itself saw it.
+while read -r line node; do
+	awk -F'\t' -v l="$line" -v n="$node" '$NF ~ (" " l "$") && $2 != n { bad = 1 } END { exit bad }' \
+		"$home/steps.log" || slurm_fail "$line ran on $node, but the joblog says otherwise"
+done <"$home/completed"
+[ ! -e "$home/steps.log.0" ] || slurm_fail "one memguard wrote per-rank joblogs"
+slurm_assert_gone "$id"
+
+# 4. scancel halfway, then a resume in a new job.
+reset_files
+rm -f "$home"/steps.log "$home"/steps.json
+steps 10 6
+id=$(slurm_submit "$work/steps.sh" -N 2 --ntasks-per-node=1 --mem=300M)
+slurm_wait_state "$id" RUNNING
+for ((i = 0; i < 180; i++)); do
+	[ "$(wc -l <"$home/completed")" -ge 3 ] && break
+	sleep 1
+done
+[ "$(wc -l <"$home/completed")" -ge 3 ] || slurm_fail "3 lines were not completed within 180 s"
+runuser -u "$slurm_user" -- scancel "$id"
+slurm_wait_end "$id"
+cat "$(slurm_job_out "$id")"
+done1=$(wc -l <"$home/completed")
+note "job $id (steps) completed $done1 of 10 lines before scancel"
+[ "$done1" -lt 10 ] || slurm_fail "every line completed before scancel"
+slurm_assert_gone "$id"
+left=$(find "$cgroot" -path "*slurmstepd.scope/job_$id" 2>/dev/null || true)
+[ -z "$left" ] || slurm_fail "job $id's cgroups are left on a node: $left"
+steps 10 6 --resume-failed
+id2=$(slurm_submit "$work/steps.sh" -N 2 --ntasks-per-node=1 --mem=300M)
+slurm_wait_end "$id2"
+cat "$(slurm_job_out "$id2")"
+slurm_assert_eq "$(slurm_field "$id2" JobState)" COMPLETED "resumed job $id2 state"
+slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort | uniq -d | wc -l)" 0 "lines completed twice"
+slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort -u | wc -l)" 10 "lines completed after the resume"
+for c in $(head -n "$done1" "$home/completed" | cut -d' ' -f1); do
+	slurm_assert_eq "$(grep -cx "$c" "$home/started")" 1 "$c, completed before scancel, started"
+done
 slurm_assert_gone "$id2"

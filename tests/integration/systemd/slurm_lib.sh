@@ -19,7 +19,7 @@ slurm_dump() {
 	echo "==== sinfo / squeue"
 	timeout 10 sinfo -N -l 2>&1 || true
 	timeout 10 squeue -a 2>&1 || true
-	for f in "$slurm_logs"/slurmctld.log "$slurm_logs"/slurmd*.log "$slurm_jobcomp"; do
+	for f in "$slurm_logs"/slurmctld.log "$slurm_logs"/slurmd*.log "$slurm_logs"/slurmdbd.log "$slurm_jobcomp"; do
 		echo "==== $f"
 		tail -n 80 "$f" 2>&1 || true
 	done
@@ -110,7 +110,7 @@ slurm_up() {
 		SlurmdLogFile=$slurmd_log
 		SlurmctldDebug=info
 		SlurmdDebug=info
-		AccountingStorageType=accounting_storage/none
+		$(slurm_accounting_conf)
 		JobAcctGatherType=jobacct_gather/cgroup
 		JobAcctGatherFrequency=task=1
 		GresTypes=gpu
@@ -139,16 +139,16 @@ slurm_up() {
 	id -u "$slurm_user" >/dev/null 2>&1 || useradd -m -s /bin/bash "$slurm_user"
 
 	# slurmd's cgroup/v2 plugin asks systemd over D-Bus for its scope: dbus first.
+	systemctl start dbus munge || slurm_fail "systemctl start dbus munge"
+	[ "${SLURM_ACCOUNTING:-0}" = 0 ] || slurm_dbd_up
 	if [ "${SLURM_NODES:-1}" = 2 ]; then
-		for unit in dbus munge slurmctld; do
-			systemctl start "$unit" || slurm_fail "systemctl start $unit"
-		done
+		systemctl start slurmctld || slurm_fail "systemctl start slurmctld"
 		for n in node1 node2; do
 			systemd-run --unit "slurmd-$n" -p Delegate=yes slurmd -D -N "$n" ||
 				slurm_fail "systemd-run slurmd -N $n"
 		done
 	else
-		for unit in dbus munge slurmctld slurmd; do
+		for unit in slurmctld slurmd; do
 			systemctl start "$unit" || slurm_fail "systemctl start $unit"
 		done
 	fi
@@ -160,10 +160,72 @@ slurm_up() {
 	done
 	[ "$state" = idle ] || slurm_fail "node not idle after ${SLURM_UP_TIMEOUT}s (sinfo: '$state')"
 	note "[${SECONDS}s] slurm: node $slurm_node idle after ${i}s: $node"
+	[ "${SLURM_ACCOUNTING:-0}" = 0 ] || slurm_dbd_users
+}
+
+# The accounting lines of slurm.conf: none, or with SLURM_ACCOUNTING=1 slurmdbd on MariaDB, sampling
+# each task's memory every 5 s (the default is 30 s, too coarse for a test's short steps).
+slurm_accounting_conf() {
+	if [ "${SLURM_ACCOUNTING:-0}" = 0 ]; then
+		echo AccountingStorageType=accounting_storage/none
+		return
+	fi
+	echo AccountingStorageType=accounting_storage/slurmdbd
+	echo AccountingStorageHost=$slurm_node
+}
+
+# slurmdbd on MariaDB (SLURM_ACCOUNTING=1; /work/shared/notes/slurm-vm.md): the database and its user,
+# then slurmdbd, up when sacctmgr answers. Needs run-suite.sh --mem 2048.
+slurm_dbd_up() {
+	local pw i
+	command -v slurmdbd >/dev/null && command -v mysqld >/dev/null ||
+		fail "no slurmdbd or MariaDB: they are not installed on the host: run scripts/deps.sh test"
+	systemctl start mariadb || slurm_fail "systemctl start mariadb"
+	pw=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	mysql -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$pw';
+		ALTER USER 'slurm'@'localhost' IDENTIFIED BY '$pw';
+		GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';" || slurm_fail "cannot create MariaDB's user slurm"
+	cat >/etc/slurm/slurmdbd.conf <<-EOF
+		AuthType=auth/munge
+		DbdHost=$slurm_node
+		SlurmUser=slurm
+		StorageType=accounting_storage/mysql
+		StorageHost=localhost
+		StorageUser=slurm
+		StoragePass=$pw
+		StorageLoc=slurm_acct_db
+		LogFile=$slurm_logs/slurmdbd.log
+		PidFile=/run/slurmdbd.pid
+	EOF
+	chown slurm:slurm /etc/slurm/slurmdbd.conf
+	chmod 0600 /etc/slurm/slurmdbd.conf
+	systemctl start slurmdbd || slurm_fail "systemctl start slurmdbd"
+	for ((i = 0; i < SLURM_UP_TIMEOUT; i++)); do
+		timeout 10 sacctmgr -n show cluster >/dev/null 2>&1 && break
+		sleep 1
+	done
+	((i < SLURM_UP_TIMEOUT)) || slurm_fail "slurmdbd does not answer sacctmgr after ${SLURM_UP_TIMEOUT}s"
+	timeout 30 sacctmgr -i add cluster memguard >/dev/null || slurm_fail "sacctmgr add cluster"
+	note "[${SECONDS}s] slurm: slurmdbd on MariaDB answers after ${i}s"
+}
+
+# The accounts of the test's users, once slurmctld runs.
+slurm_dbd_users() {
+	local u
+	timeout 30 sacctmgr -i add account research >/dev/null || slurm_fail "sacctmgr add account"
+	for u in "$slurm_user" mgother root; do
+		id -u "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u"
+		timeout 30 sacctmgr -i add user "$u" account=research >/dev/null || slurm_fail "sacctmgr add user $u"
+	done
+}
+
+# slurm_sacct ID FIELDS: sacct's parsable lines (no header) for the job and each of its steps.
+slurm_sacct() {
+	timeout 30 sacct -j "$1" -P -n -o "$2" 2>/dev/null
 }
 
 slurm_down() {
-	systemctl stop slurmd slurmd-node1 slurmd-node2 slurmctld munge 2>/dev/null || true
+	systemctl stop slurmd slurmd-node1 slurmd-node2 slurmctld slurmdbd mariadb munge 2>/dev/null || true
 }
 
 # slurm_submit SCRIPT [SBATCH-ARGS...]: submits SCRIPT (its text is copied into the user's home) as
