@@ -361,8 +361,10 @@ int mg_step_main(int argc, char **argv)
 	r = sd_event_add_signal(st.event, NULL, SIGCHLD, on_child, &st);
 	for (size_t i = 0; r >= 0 && i < MG_ARRAY_SIZE(passed_on); i++)
 		r = sd_event_add_signal(st.event, NULL, passed_on[i], on_signal, &st);
-	if (r >= 0 && fcntl(STDIN_FILENO, F_SETFL, O_NONBLOCK) == 0)
-		r = sd_event_add_io(st.event, NULL, STDIN_FILENO, EPOLLIN, on_stdin, &st);
+	/* A stdin epoll cannot watch (/dev/null, a file) carries no commands. */
+	if (r >= 0 && fcntl(STDIN_FILENO, F_SETFL, O_NONBLOCK) == 0 &&
+	    sd_event_add_io(st.event, NULL, STDIN_FILENO, EPOLLIN, on_stdin, &st) < 0)
+		log_debug("step: no commands from the launcher: stdin cannot be watched");
 	if (r < 0)
 		return mg_log_errno(LOG_ERR, r, "step: watch signals and stdin: %m"), MG_EXIT_USAGE;
 
@@ -384,7 +386,9 @@ int mg_step_main(int argc, char **argv)
 		st.rec.status = MG_EXIT_USAGE << 8;
 		mg_log_errno(LOG_ERR, r, "step: start %s: %m", st.command[0]);
 	} else {
-		(void)mg_event_arm_timer(st.event, &st.sample, 0, 10000, on_sample, &st);
+		/* Only for what the kernel keeps no record of. */
+		if ((st.stepfd >= 0 && !st.peak_file) || st.rlimit_as || !st.constrained)
+			(void)mg_event_arm_timer(st.event, &st.sample, 0, 10000, on_sample, &st);
 		r = sd_event_loop(st.event);
 	}
 	st.ended = true;

@@ -509,6 +509,26 @@ static const char *find_record(const struct mg_step_stream *st, const char *data
 	return NULL;
 }
 
+/* Passes text on, and notes srun's verdict on a step the kernel OOM-killed
+ * in ("srun: error: NODE: task 0: Out Of Memory") as its line ends. */
+static void pass_on(struct mg_step_stream *st, const char *data, size_t len, mg_step_out_fn out, void *ctx)
+{
+	static const char oom[] = ": Out Of Memory", srun[] = "srun: error: ";
+
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] != '\n') {
+			if (st->nline < sizeof(st->line))
+				st->line[st->nline++] = data[i];
+			continue;
+		}
+		if (st->nline >= sizeof(srun) - 1 && memcmp(st->line, srun, sizeof(srun) - 1) == 0 &&
+		    memmem(st->line, st->nline, oom, sizeof(oom) - 1))
+			st->rec.srun_oom = true;
+		st->nline = 0;
+	}
+	out(ctx, data, len);
+}
+
 /* One complete line (with its newline): a record, or text to pass on. */
 static void take_line(struct mg_step_stream *st, const char *line, size_t len, mg_step_out_fn out, void *ctx)
 {
@@ -517,12 +537,12 @@ static void take_line(struct mg_step_stream *st, const char *line, size_t len, m
 	size_t skip = strlen(MG_STEP_MARK) + 1 + strlen(st->nonce) + 1;
 
 	if (!rec) {
-		out(ctx, line, len);
+		pass_on(st, line, len, out, ctx);
 		return;
 	}
 	/* A task's last words without a newline, then the record. */
 	if (rec > line)
-		out(ctx, line, (size_t)(rec - line));
+		pass_on(st, line, (size_t)(rec - line), out, ctx);
 	size_t rlen = len - (size_t)(rec - line) - skip;
 	if (rlen > 0 && rec[skip + rlen - 1] == '\n')
 		rlen--;
@@ -563,7 +583,7 @@ void mg_step_stream_feed(struct mg_step_stream *st, const char *data, size_t len
 		if (done == 0 && st->nheld == sizeof(st->held))
 			keep_from = st->nheld;
 		if (keep_from > done)
-			out(ctx, st->held + done, keep_from - done);
+			pass_on(st, st->held + done, keep_from - done, out, ctx);
 		memmove(st->held, st->held + keep_from, st->nheld - keep_from);
 		st->nheld -= keep_from;
 	}
@@ -579,6 +599,8 @@ void mg_step_stream_finish(struct mg_step_stream *st, mg_step_out_fn out, void *
 void mg_step_apply(const struct mg_step_record *rec, int srun_status, struct mg_task *t)
 {
 	t->wait_status = srun_status;
+	if (rec->srun_oom && t->events.oom_kill == 0)
+		t->events.oom_kill = 1;
 	if (!rec->ended)
 		return;
 	t->wait_status = rec->status;
@@ -594,6 +616,8 @@ void mg_step_apply(const struct mg_step_record *rec, int srun_status, struct mg_
 		t->as_peak_known = true;
 	}
 	t->events = rec->events;
+	if (rec->srun_oom && t->events.oom_kill == 0)
+		t->events.oom_kill = 1;
 	if (rec->watchdog)
 		t->killed_by = MG_KILL_WATCHDOG;
 }

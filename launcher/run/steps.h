@@ -126,6 +126,7 @@ struct mg_step_record {
 	uint64_t as_peak; /* the largest VmPeak or ru_maxrss, under RLIMIT_AS */
 	bool as_peak_known;
 	struct mg_memory_events events; /* of the step's cgroup */
+	bool srun_oom; /* not the helper's: srun said "task 0: Out Of Memory" (mg_step_stream_feed) */
 };
 
 /* The line after the mark and nonce (start|end key=value...). Unknown keys
@@ -146,7 +147,9 @@ struct mg_step_stream {
 	char held[4096];
 	size_t nheld;
 	struct mg_step_record rec;
-	bool bad; /* a record with the nonce that did not parse */
+	bool bad;       /* a record with the nonce that did not parse */
+	char line[128]; /* the start of the line being passed on, for srun's verdict */
+	size_t nline;
 };
 typedef void (*mg_step_out_fn)(void *ctx, const char *data, size_t len);
 void mg_step_stream_feed(struct mg_step_stream *st, const char *data, size_t len, mg_step_out_fn out,
@@ -155,8 +158,9 @@ void mg_step_stream_feed(struct mg_step_stream *st, const char *data, size_t len
 void mg_step_stream_finish(struct mg_step_stream *st, mg_step_out_fn out, void *ctx);
 
 /* Applies an ended step's record to its task: the task's own wait status
- * (srun's says little), its peak, its events; a helper that never reported
- * leaves the srun status and says nothing more. Pure. */
+ * (srun's says little), its peak, its events. A helper that never reported
+ * leaves srun's status. srun's own "Out Of Memory" counts as an OOM kill
+ * either way: Slurm's verdict and memguard's agree. Pure. */
 struct mg_task;
 void mg_step_apply(const struct mg_step_record *rec, int srun_status, struct mg_task *t);
 

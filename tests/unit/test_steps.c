@@ -322,9 +322,20 @@ static void stream(void **state)
 		feed(&st, text, piece, &k);
 		assert_string_equal(k.text,
 		                    "err1\nsrun: error: node1: task 0: Exited with exit code 3\npartial");
-		assert_true(st.rec.started && st.rec.ended && !st.bad);
+		assert_true(st.rec.started && st.rec.ended && !st.bad && !st.rec.srun_oom);
 		assert_string_equal(st.rec.step, "5.2");
 		assert_int_equal(st.rec.status, 3 << 8);
+	}
+	/* srun's verdict, passed on and noted. */
+	{
+		struct mg_step_stream o = {0};
+		struct sink ko = {0};
+		const char *said = "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=2.1.\n"
+		                   "srun: error: slurmvm: task 0: Out Of Memory\n";
+		snprintf(o.nonce, sizeof(o.nonce), "%s", nonce);
+		feed(&o, said, 10, &ko);
+		assert_string_equal(ko.text, said);
+		assert_true(o.rec.srun_oom);
 	}
 	/* Another run's nonce, or a forged mark without one, is text. */
 	struct mg_step_stream st = {0};
@@ -389,6 +400,11 @@ static void apply(void **state)
 	mg_step_apply(&(struct mg_step_record){.started = true}, 127 << 8, &u);
 	assert_int_equal(u.wait_status, 127 << 8);
 	assert_false(u.peak_known);
+	assert_int_equal(u.events.oom_kill, 0);
+	/* ... and srun's "Out Of Memory" is an OOM kill, never a plain exit 1. */
+	struct mg_task v = {0};
+	mg_step_apply(&(struct mg_step_record){.started = true, .srun_oom = true}, 1 << 8, &v);
+	assert_int_equal(v.events.oom_kill, 1);
 }
 
 static void step_cgroups(void **state)
