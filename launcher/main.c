@@ -751,6 +751,8 @@ static void explain(const struct launch *l)
 	}
 	if (l->steps) {
 		char held[MG_SIZE_STRLEN];
+		fprintf(stderr, "memguard: steps, since             %s\n",
+		        l->opt.backend == MG_BACKEND_STEPS ? "--backend=steps asks" : l->why);
 		fprintf(stderr, "memguard: step CPUs                %u  (%s)\n", l->alloc.cpus_per_task,
 		        l->alloc.cpus_from);
 		fprintf(stderr,
