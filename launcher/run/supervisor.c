@@ -523,6 +523,9 @@ static struct mg_task *pick(struct supervisor *s)
 		memmove(&s->retry[index], &s->retry[index + 1], (s->nretry - index - 1) * sizeof(*s->retry));
 		s->nretry--;
 	}
+	/* srun's --mem takes whole MiB: a step's memory.max is that. */
+	if (cfg->steps && mg_steps_share(share) >= MG_STEP_UNIT)
+		share = mg_steps_share(share);
 	t->share = share;
 	t->pool = (unsigned)pool;
 	t->host = s->pools[pool].name;
