@@ -315,7 +315,6 @@ static uint64_t held_here(const struct launch *l)
 static int plan_steps(struct launch *l, char *err, size_t errsize)
 {
 	struct mg_steps_alloc *a = &l->alloc;
-	char size[MG_SIZE_STRLEN], min[MG_SIZE_STRLEN];
 	ssize_t n;
 	int r;
 
@@ -328,44 +327,25 @@ static int plan_steps(struct launch *l, char *err, size_t errsize)
 	l->self_exe[n] = '\0';
 	bool everywhere = l->opt.tasks_file && a->nnodes > 1;
 	size_t here = a->self < a->nnodes ? a->self : 0;
-	l->npools = everywhere ? a->nnodes : 1;
-	if (!(l->pools = calloc(l->npools, sizeof(*l->pools))))
+	if (!(l->pools = calloc(a->nnodes, sizeof(*l->pools))))
 		return snprintf(err, errsize, "out of memory"), -ENOMEM;
-	/* Every srun client runs here, in the batch step, whichever node its
-	 * step is on. */
 	l->held = a->self < a->nnodes ? held_here(l) : 0;
-	unsigned sruns = l->parallel * (unsigned)l->npools;
+	struct mg_steps_plan_input in = {
+	        .alloc = a,
+	        .everywhere = everywhere,
+	        .parallel = l->parallel,
+	        .usable_here = l->budget.usable,
+	        .held_here = l->held,
+	        .mem_option = l->opt.mem,
+	        .mem_per_task = l->opt.mem_per_task,
+	        .min_share = l->cfg.min_share,
+	};
+	if ((r = mg_steps_plan(&in, l->pools, err, errsize)) < 0)
+		return r;
+	l->npools = (size_t)r;
 	uint64_t most = 0;
-	for (size_t p = 0; p < l->npools; p++) {
-		const struct mg_step_node *node = &a->nodes[everywhere ? p : here];
-		bool ours = (everywhere ? p : here) == a->self;
-		/* Another node's MemAvailable is not known here: its grant, else
-		 * what ours can give. */
-		uint64_t usable = ours ? l->budget.usable : node->mem;
-		if (!ours && l->opt.mem < usable)
-			usable = l->opt.mem;
-		if (usable == MG_SIZE_UNLIMITED)
-			usable = l->budget.usable;
-		uint64_t budget =
-		        mg_steps_node_budget(usable, ours ? l->held : 0, ours ? sruns : l->parallel);
-		uint64_t share =
-		        mg_steps_share(l->opt.mem_per_task ? l->opt.mem_per_task : budget / l->parallel);
-		if (share == 0 || share < l->cfg.min_share || (uint64_t)l->parallel * share > budget)
-			return snprintf(err, errsize,
-			                "node %s: %s for %u steps at once leaves each less than the minimum "
-			                "share %s (a "
-			                "step costs the job %llu MiB beside its share)",
-			                node->name, mg_size_format(usable, size), l->parallel,
-			                mg_size_format(l->cfg.min_share ?: MG_STEP_UNIT, min),
-			                (unsigned long long)(MG_STEP_OVERHEAD >> 20)),
-			       -ERANGE;
-		l->pools[p] = (struct mg_node_pool){.name = node->name,
-		                                    .parallel = l->parallel,
-		                                    .cpus = node->cpus,
-		                                    .budget = budget,
-		                                    .share = share};
-		most = budget > most ? budget : most;
-	}
+	for (size_t p = 0; p < l->npools; p++)
+		most = l->pools[p].budget > most ? l->pools[p].budget : most;
 	/* The run's share is our node's (or the first's); retries may grow up
 	 * to the largest node's budget. */
 	l->budget.share = l->pools[everywhere ? here : 0].share;

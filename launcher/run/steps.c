@@ -309,6 +309,47 @@ uint64_t mg_steps_node_budget(uint64_t usable, uint64_t held, unsigned parallel)
 	return mg_steps_share(usable - held - overhead);
 }
 
+int mg_steps_plan(const struct mg_steps_plan_input *in, struct mg_node_pool *ret, char *err, size_t errsize)
+{
+	const struct mg_steps_alloc *a = in->alloc;
+	size_t here = a->self < a->nnodes ? a->self : 0, n = in->everywhere ? a->nnodes : 1;
+	unsigned sruns = in->parallel * (unsigned)n;
+	char size[MG_SIZE_STRLEN], min[MG_SIZE_STRLEN];
+
+	for (size_t p = 0; p < n; p++) {
+		size_t i = in->everywhere ? p : here;
+		const struct mg_step_node *node = &a->nodes[i];
+		bool ours = i == a->self;
+		uint64_t usable = ours ? in->usable_here : node->mem;
+		if (!ours && in->mem_option < usable)
+			usable = in->mem_option;
+		if (usable == MG_SIZE_UNLIMITED)
+			usable = in->usable_here;
+		uint64_t budget =
+		        mg_steps_node_budget(usable, ours ? in->held_here : 0, ours ? sruns : in->parallel);
+		uint64_t share = mg_steps_share(in->mem_per_task ? in->mem_per_task : budget / in->parallel);
+		if (share == 0 || share < in->min_share || (uint64_t)in->parallel * share > budget) {
+			snprintf(err, errsize,
+			         "node %s: %s for %u steps at once leaves each less than %s (a step costs "
+			         "the job "
+			         "%llu MiB beside its share)",
+			         node->name, mg_size_format(usable, size), in->parallel,
+			         mg_size_format(in->mem_per_task ? in->mem_per_task
+			                        : in->min_share  ? in->min_share
+			                                         : MG_STEP_UNIT,
+			                        min),
+			         (unsigned long long)(MG_STEP_OVERHEAD >> 20));
+			return -ERANGE;
+		}
+		ret[p] = (struct mg_node_pool){.name = node->name,
+		                               .parallel = in->parallel,
+		                               .cpus = node->cpus,
+		                               .budget = budget,
+		                               .share = share};
+	}
+	return (int)n;
+}
+
 static int add(char **argv, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int add(char **argv, size_t *n, const char *fmt, ...)
 {

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "memguard/cgroup.h"
+#include "run/supervisor.h"
 #include "runtime/runtime.h"
 
 /* What one running step costs the job beside its share: the srun client and
@@ -81,6 +82,28 @@ int mg_countlist_expand(const char *expr, unsigned *ret, size_t n);
  * MG_STEP_OVERHEAD per step at once, in whole MiB. 0 when nothing is left.
  * Pure. */
 uint64_t mg_steps_node_budget(uint64_t usable, uint64_t held, unsigned parallel);
+
+/* What each node's steps get. */
+struct mg_steps_plan_input {
+	const struct mg_steps_alloc *alloc;
+	bool everywhere;       /* a task list: every node of the job; else memguard's own (or the first) */
+	unsigned parallel;     /* -n: steps at once per node */
+	uint64_t usable_here;  /* the budget on memguard's node (mg_budget_compute's usable) */
+	uint64_t held_here;    /* what the batch step holds there: the job script and memguard */
+	uint64_t mem_option;   /* --mem, MG_SIZE_UNLIMITED */
+	uint64_t mem_per_task; /* --mem-per-task, 0: split evenly */
+	uint64_t min_share;
+};
+
+/* One pool per node the steps go to: its name, CPUs, budget and share.
+ * memguard's node gives usable_here less held_here and MG_STEP_OVERHEAD for
+ * every step at once on any node (each one's srun client runs here);
+ * another node, whose MemAvailable is not known here, its grant (else
+ * usable_here), capped by --mem, less MG_STEP_OVERHEAD per step there.
+ * Shares are whole MiB. Pure. Returns the number of pools written (at most
+ * alloc->nnodes), or -ERANGE with the reason in err (a share below
+ * min_share, --mem-per-task × -n above a node's budget). */
+int mg_steps_plan(const struct mg_steps_plan_input *in, struct mg_node_pool *ret, char *err, size_t errsize);
 
 /* A share as srun can give it: rounded down to whole MiB. */
 static inline uint64_t mg_steps_share(uint64_t share)

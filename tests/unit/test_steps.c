@@ -174,6 +174,70 @@ static void node_budgets(void **state)
 	assert_int_equal(mg_steps_share((100ull << 20) + 12345), 100ull << 20);
 }
 
+#define MiB (1ull << 20)
+
+static void plans(void **state)
+{
+	struct mg_step_node nodes[] = {
+	        {"n1", 2, 600 * MiB},
+	        {"n2", 4, 1000 * MiB},
+	        {"n3", 1, MG_SIZE_UNLIMITED},
+	};
+	struct mg_steps_alloc a = {.nodes = nodes, .nnodes = 3, .self = 0, .cpus_per_task = 1};
+	struct mg_node_pool pools[3];
+	char err[256];
+	struct mg_steps_plan_input in = {
+	        .alloc = &a,
+	        .everywhere = true,
+	        .parallel = 2,
+	        .usable_here = 580 * MiB,
+	        .held_here = 10 * MiB,
+	        .mem_option = MG_SIZE_UNLIMITED,
+	};
+
+	(void)state;
+	/* Here: 580 - 10 - 8 × 6 sruns = 522; n2: its grant 1000 - 16; n3: the whole node, so ours. */
+	assert_int_equal(mg_steps_plan(&in, pools, err, sizeof(err)), 3);
+	assert_string_equal(pools[0].name, "n1");
+	assert_int_equal(pools[0].budget, 522 * MiB);
+	assert_int_equal(pools[0].share, 261 * MiB);
+	assert_int_equal(pools[0].cpus, 2);
+	assert_int_equal(pools[1].budget, 984 * MiB);
+	assert_int_equal(pools[1].share, 492 * MiB);
+	assert_int_equal(pools[2].budget, 564 * MiB);
+	assert_int_equal(pools[2].parallel, 2);
+	/* --mem caps the other nodes too. */
+	in.mem_option = 400 * MiB;
+	assert_int_equal(mg_steps_plan(&in, pools, err, sizeof(err)), 3);
+	assert_int_equal(pools[1].budget, 384 * MiB);
+	/* N copies stay on memguard's node: one pool, with only its own sruns. */
+	in.everywhere = false;
+	in.mem_option = MG_SIZE_UNLIMITED;
+	a.self = 1;
+	in.usable_here = 900 * MiB;
+	assert_int_equal(mg_steps_plan(&in, pools, err, sizeof(err)), 1);
+	assert_string_equal(pools[0].name, "n2");
+	assert_int_equal(pools[0].budget, (900 - 10 - 16) * MiB);
+	/* memguard on none of them (an salloc shell on a login node): the first. */
+	a.self = SIZE_MAX;
+	assert_int_equal(mg_steps_plan(&in, pools, err, sizeof(err)), 1);
+	assert_string_equal(pools[0].name, "n1");
+	assert_int_equal(pools[0].budget, (600 - 16) * MiB);
+	/* A share that does not fit is said. */
+	in.mem_per_task = 400 * MiB;
+	assert_int_equal(mg_steps_plan(&in, pools, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "node n1"));
+	assert_non_null(strstr(err, "8 MiB beside its share"));
+	in.mem_per_task = 0;
+	in.min_share = 300 * MiB;
+	assert_int_equal(mg_steps_plan(&in, pools, err, sizeof(err)), -ERANGE);
+	/* --mem-per-task in whole MiB. */
+	in.min_share = 0;
+	in.mem_per_task = 100 * MiB + 7;
+	assert_int_equal(mg_steps_plan(&in, pools, err, sizeof(err)), 1);
+	assert_int_equal(pools[0].share, 100 * MiB);
+}
+
 static void srun_command_line(void **state)
 {
 	char *cmd[] = {"python3", "sim.py", "--x", "a b", NULL};
@@ -444,11 +508,17 @@ static void nonces(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(hostlists),    cmocka_unit_test(countlists),
-	        cmocka_unit_test(available),    cmocka_unit_test(allocation),
-	        cmocka_unit_test(node_budgets), cmocka_unit_test(srun_command_line),
-	        cmocka_unit_test(records),      cmocka_unit_test(stream),
-	        cmocka_unit_test(apply),        cmocka_unit_test(step_cgroups),
+	        cmocka_unit_test(hostlists),
+	        cmocka_unit_test(countlists),
+	        cmocka_unit_test(available),
+	        cmocka_unit_test(allocation),
+	        cmocka_unit_test(node_budgets),
+	        cmocka_unit_test(plans),
+	        cmocka_unit_test(srun_command_line),
+	        cmocka_unit_test(records),
+	        cmocka_unit_test(stream),
+	        cmocka_unit_test(apply),
+	        cmocka_unit_test(step_cgroups),
 	        cmocka_unit_test(nonces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
