@@ -962,7 +962,9 @@ static void show_status(struct supervisor *s, bool redraw)
 	s->counts.total = s->cfg->ntasks;
 	s->counts.running = s->running;
 	s->counts.in_use = s->in_use;
-	s->counts.budget = s->cfg->budget;
+	s->counts.budget = 0;
+	for (size_t p = 0; p < s->npools; p++)
+		s->counts.budget += s->pools[p].budget;
 	s->counts.elapsed_usec = mg_now_usec() - s->start_usec;
 	mg_farm_status_format(&s->counts, line, sizeof(line));
 	if (redraw) {
