@@ -71,38 +71,47 @@ cat "$work/report"
 grep -q "12 tasks in 2 joblogs: 12 done, 0 failed" "$work/report" || slurm_fail "memguard report's sums"
 slurm_assert_gone "$id"
 
-# 2. scancel halfway, then a resume in a new job.
-reset_files
-sweep 16 4
-id=$(slurm_submit "$work/sweep.sh" -N 2 --ntasks-per-node=1 --mem=300M)
-slurm_wait_state "$id" RUNNING
-for ((i = 0; i < 120; i++)); do
-	[ "$(wc -l <"$home/completed")" -ge 4 ] && break
-	sleep 1
-done
-[ "$(wc -l <"$home/completed")" -ge 4 ] || slurm_fail "4 lines were not completed within 120 s"
-runuser -u "$slurm_user" -- scancel "$id"
-slurm_wait_end "$id"
-cat "$(slurm_job_out "$id")"
-done1=$(wc -l <"$home/completed")
-note "job $id completed $done1 of 16 lines before scancel"
-[ "$done1" -lt 16 ] || slurm_fail "every line completed before scancel"
-slurm_assert_gone "$id"
+# cancel_and_resume MAKE SCRIPT N SECS WAIT: a sweep of N lines of SECS each (MAKE writes SCRIPT)
+# scancel'ed once WAIT lines are completed, then resumed with --resume-failed in a new job: every line
+# completed exactly once, those completed before the scancel not started again, nothing of the first
+# job (process or cgroup) left on either node.
+cancel_and_resume() {
+	local make=$1 script=$2 n=$3 secs=$4 want=$5 id id2 i done1 c
+	reset_files
+	"$make" "$n" "$secs"
+	id=$(slurm_submit "$work/$script" -N 2 --ntasks-per-node=1 --mem=300M)
+	slurm_wait_state "$id" RUNNING
+	for ((i = 0; i < 180; i++)); do
+		[ "$(wc -l <"$home/completed")" -ge "$want" ] && break
+		sleep 1
+	done
+	[ "$(wc -l <"$home/completed")" -ge "$want" ] || slurm_fail "$want lines were not completed within 180 s"
+	runuser -u "$slurm_user" -- scancel "$id"
+	slurm_wait_end "$id"
+	cat "$(slurm_job_out "$id")"
+	done1=$(wc -l <"$home/completed")
+	note "job $id ($script) completed $done1 of $n lines before scancel"
+	[ "$done1" -lt "$n" ] || slurm_fail "every line completed before scancel"
+	slurm_assert_gone "$id"
 
-sweep 16 4 --resume-failed
-id2=$(slurm_submit "$work/sweep.sh" -N 2 --ntasks-per-node=1 --mem=300M)
-slurm_wait_end "$id2"
-cat "$(slurm_job_out "$id2")"
-slurm_assert_eq "$(slurm_field "$id2" JobState)" COMPLETED "resumed job $id2 state"
-slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort | uniq -d | wc -l)" 0 "lines completed twice"
-slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort -u | wc -l)" 16 "lines completed after the resume"
-for c in $(head -n "$done1" "$home/completed" | cut -d' ' -f1); do
-	slurm_assert_eq "$(grep -cx "$c" "$home/started")" 1 "$c, completed before scancel, started"
-done
+	"$make" "$n" "$secs" --resume-failed
+	id2=$(slurm_submit "$work/$script" -N 2 --ntasks-per-node=1 --mem=300M)
+	slurm_wait_end "$id2"
+	cat "$(slurm_job_out "$id2")"
+	slurm_assert_eq "$(slurm_field "$id2" JobState)" COMPLETED "resumed job $id2 state"
+	slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort | uniq -d | wc -l)" 0 "lines completed twice"
+	slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort -u | wc -l)" "$n" "lines completed after the resume"
+	for c in $(head -n "$done1" "$home/completed" | cut -d' ' -f1); do
+		slurm_assert_eq "$(grep -cx "$c" "$home/started")" 1 "$c, completed before scancel, started"
+	done
+	slurm_assert_gone "$id2"
+}
+
+# 2. scancel halfway, then a resume in a new job.
+cancel_and_resume sweep sweep.sh 16 4 4
 (cd "$home" && memguard report sweep.log.0 sweep.log.1) >"$work/report" || true
 cat "$work/report"
 grep -q "16 tasks in 2 joblogs: 16 done, 0 failed" "$work/report" || slurm_fail "memguard report after the resume"
-slurm_assert_gone "$id2"
 
 # 3. One memguard, no srun: each task a step on either node.
 # steps N SECONDS [MEMGUARD-ARGS...]: the job script, memguard exec'd in it.
@@ -148,33 +157,5 @@ done <"$home/completed"
 slurm_assert_gone "$id"
 
 # 4. scancel halfway, then a resume in a new job.
-reset_files
 rm -f "$home"/steps.log "$home"/steps.json
-steps 10 6
-id=$(slurm_submit "$work/steps.sh" -N 2 --ntasks-per-node=1 --mem=300M)
-slurm_wait_state "$id" RUNNING
-for ((i = 0; i < 180; i++)); do
-	[ "$(wc -l <"$home/completed")" -ge 3 ] && break
-	sleep 1
-done
-[ "$(wc -l <"$home/completed")" -ge 3 ] || slurm_fail "3 lines were not completed within 180 s"
-runuser -u "$slurm_user" -- scancel "$id"
-slurm_wait_end "$id"
-cat "$(slurm_job_out "$id")"
-done1=$(wc -l <"$home/completed")
-note "job $id (steps) completed $done1 of 10 lines before scancel"
-[ "$done1" -lt 10 ] || slurm_fail "every line completed before scancel"
-slurm_assert_gone "$id"
-left=$(find "$cgroot" -path "*slurmstepd.scope/job_$id" 2>/dev/null || true)
-[ -z "$left" ] || slurm_fail "job $id's cgroups are left on a node: $left"
-steps 10 6 --resume-failed
-id2=$(slurm_submit "$work/steps.sh" -N 2 --ntasks-per-node=1 --mem=300M)
-slurm_wait_end "$id2"
-cat "$(slurm_job_out "$id2")"
-slurm_assert_eq "$(slurm_field "$id2" JobState)" COMPLETED "resumed job $id2 state"
-slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort | uniq -d | wc -l)" 0 "lines completed twice"
-slurm_assert_eq "$(cut -d' ' -f1 "$home/completed" | sort -u | wc -l)" 10 "lines completed after the resume"
-for c in $(head -n "$done1" "$home/completed" | cut -d' ' -f1); do
-	slurm_assert_eq "$(grep -cx "$c" "$home/started")" 1 "$c, completed before scancel, started"
-done
-slurm_assert_gone "$id2"
+cancel_and_resume steps steps.sh 10 6 3
