@@ -25,12 +25,13 @@ home=$(getent passwd "$slurm_user" | cut -d: -f6)
 # ticks PID: the CPU time of PID, user and system, in clock ticks.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-# Two tasks, each busy until it used 1.5 s of CPU, then done: a suspend in between must not use it up.
+# Two tasks, each busy until it used 8 s of CPU (the job's one CPU shared: 16 s), then done: the
+# suspend comes well before that, and must not use it up.
 cat >"$work/busy.sh" <<-'EOF'
 	#!/bin/bash
 	memguard -n 2 --report "$HOME/suspend.json" -- python3 -c '
 	import os
-	while sum(os.times()[:2]) < 1.5:
+	while sum(os.times()[:2]) < 8:
 	    pass'
 	echo "memguard: exit $?"
 EOF
@@ -46,12 +47,14 @@ done
 run=$(find "$cgroot/system.slice" -path "*job_$id/step_batch/user/memguard-run-*" -prune -print -quit)
 note "[${SECONDS}s] job $id: run ${run#"$cgroot"/}, tasks $tasks, launcher $(cat "$run/supervisor/cgroup.procs")"
 
+[ -d "$run" ] || slurm_fail "job $id: no placed run"
 scontrol suspend "$id" || slurm_fail "scontrol suspend $id"
 slurm_wait_state "$id" SUSPENDED
 for ((i = 0; i < 50; i++)); do
-	grep -qx "frozen 1" "$run/cgroup.events" && break
+	grep -qx "frozen 1" "$run/cgroup.events" 2>/dev/null && break
 	sleep 0.2
 done
+[ -e "$run/cgroup.events" ] || slurm_fail "job $id: its run ended before the suspend took hold: make the tasks longer"
 grep -qx "frozen 1" "$run/cgroup.events" || slurm_fail "job $id suspended, but its run is not frozen: $(cat "$run/cgroup.events")"
 before=0
 for t in $tasks; do before=$((before + $(ticks "$t"))); done
