@@ -73,7 +73,8 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		mg_log_set_level(d->cli_verbose ? LOG_DEBUG : cfg.log_level);
 		mg_guard_configure(&d->guard, &cfg, &policy);
 		if (d->placesvc)
-			mg_placesvc_configure(d->placesvc, cfg.kill_grace_usec, PLACE_MAX_RUNS_PER_UID);
+			mg_placesvc_configure(d->placesvc, cfg.kill_grace_usec, PLACE_MAX_RUNS_PER_UID,
+			                      cfg.place_beside);
 		log_notice("configuration reloaded");
 		mg_guard_rescan_now(&d->guard);
 	}
@@ -269,6 +270,8 @@ int main(int argc, char **argv)
 		        .max_runs_per_uid = PLACE_MAX_RUNS_PER_UID,
 		        .registry = MG_PLACE_REGISTRY,
 		        .watch_fd = guard->inotify_fd,
+		        .watches = &guard->watches,
+		        .beside = guard->cfg.place_beside,
 		};
 		if ((r = mg_placesvc_start(guard->event, guard->mountfd, guard->procfd, &pc, &d.placesvc)) <
 		    0)
@@ -276,9 +279,9 @@ int main(int argc, char **argv)
 			             "placement service on %s: %m; ordinary users' runs stay degraded",
 			             pc.socket_path);
 		else
-			log_info("placing ordinary users' runs on request at %s, each inside its caller's "
-			         "cgroup",
-			         pc.socket_path);
+			log_info("placing ordinary users' runs on request at %s, each beside its caller's "
+			         "task cgroup (%s)",
+			         pc.socket_path, pc.beside);
 	}
 	/* The guard follows the placed runs. */
 	guard->placesvc = d.placesvc;

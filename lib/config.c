@@ -31,6 +31,7 @@ void mg_config_defaults(struct mg_config *cfg)
 	        .parent = "memguard",
 	        .log_level = LOG_INFO,
 	        .guard = "memguard/*/* memguard.slice/*/*",
+	        .place_beside = "system.slice/*slurmstepd.scope/job_*/step_*/user/task_*",
 	        .protect = "init.scope system.slice/ssh.service system.slice/systemd-journald.service "
 	                   "system.slice/slurmd.service system.slice/pbs_mom.service "
 	                   "system.slice/memguardd.service /usr/sbin/sshd /usr/lib/openssh/sshd-session "
@@ -94,6 +95,7 @@ static const struct key keys[] = {
         KEY("task", "mode", KEY_MODE, mode),
         KEY("cgroup", "parent", KEY_NAME, parent),
         KEY("daemon", "guard", KEY_LIST, guard),
+        KEY("daemon", "place_beside", KEY_LIST, place_beside),
         KEY("daemon", "protect", KEY_LIST, protect),
         KEY("daemon", "available_min", KEY_RESERVE, available_min),
         KEY("daemon", "available_pressure", KEY_RESERVE, available_pressure),

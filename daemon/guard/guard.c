@@ -420,6 +420,8 @@ void mg_guard_done(struct mg_guard *d)
 	if (d->fence_fd >= 0)
 		close(d->fence_fd);
 	free(d->w);
+	free(d->pop);
+	mg_watches_done(&d->watches);
 	mg_metrics_done(&d->metrics.text);
 }
 

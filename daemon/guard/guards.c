@@ -92,15 +92,63 @@ static void forget_unseen(struct mg_guard *d)
 
 /* An empty cgroup is not guarded yet. inotify saw it created, but a task
  * moving in (clone3 into it, a write to cgroup.procs) creates nothing: its
- * cgroup.events changing is what brings the rescan that admits it. */
-static void watch_until_populated(struct mg_guard *d, const char *path)
+ * cgroup.events changing is what brings the rescan that admits it. Each
+ * rescan watches the empty ones anew, each owner's within what watches.h
+ * allows (the rest are guarded from a later rescan), and drops the watches
+ * of those that filled or went. */
+static void watch_until_populated(struct mg_guard *d, const struct mg_scope_list *cands)
 {
 	char file[sizeof(d->mount) + 512 + 32];
+	struct mg_pop_watch *now = NULL;
+	size_t n = 0, cap = 0, skipped = 0;
 
 	if (d->inotify_fd < 0)
 		return;
-	snprintf(file, sizeof(file), "%s/%s/cgroup.events", d->mount, path);
-	(void)inotify_add_watch(d->inotify_fd, file, IN_MODIFY);
+	for (size_t i = 0; i < d->npop; i++)
+		mg_watches_give(&d->watches, d->pop[i].owner, 1);
+	for (size_t k = 0; k < cands->n; k++) {
+		const struct mg_scope_candidate *c = &cands->c[k];
+		if (c->populated || !c->has_memory)
+			continue;
+		if (n == cap) {
+			size_t bigger = cap ? 2 * cap : 64;
+			struct mg_pop_watch *p = realloc(now, bigger * sizeof(*p));
+			if (!p)
+				break;
+			now = p;
+			cap = bigger;
+		}
+		if (!mg_watches_take(&d->watches, c->owner, 1)) {
+			skipped++;
+			continue;
+		}
+		snprintf(file, sizeof(file), "%s/%s/cgroup.events", d->mount, c->path);
+		int wd = inotify_add_watch(d->inotify_fd, file, IN_MODIFY);
+		bool known = false;
+		for (size_t i = 0; i < n && !known; i++)
+			known = now[i].wd == wd;
+		if (wd < 0 || known) {
+			mg_watches_give(&d->watches, c->owner, 1);
+			continue;
+		}
+		now[n++] = (struct mg_pop_watch){.wd = wd, .owner = c->owner};
+	}
+	/* The old watches not watched again: their cgroups filled, went, or are over a cap. */
+	for (size_t i = 0; i < d->npop; i++) {
+		bool kept = false;
+		for (size_t j = 0; j < n && !kept; j++)
+			kept = now[j].wd == d->pop[i].wd;
+		if (!kept)
+			(void)inotify_rm_watch(d->inotify_fd, d->pop[i].wd);
+	}
+	free(d->pop);
+	d->pop = now;
+	d->npop = n;
+	d->pop_cap = cap;
+	if (skipped)
+		log_debug("guard: %zu empty cgroups not watched until populated: their owners' watches are "
+		          "at the cap of %d",
+		          skipped, MG_WATCHES_PER_UID);
 }
 
 void guards_rescan(struct mg_guard *d)
@@ -131,10 +179,9 @@ void guards_rescan(struct mg_guard *d)
 		struct mg_scope_candidate *c = &cands.c[k];
 		if (mg_scope_probe(d->mountfd, c) < 0)
 			c->populated = c->has_memory = false; /* gone: not guarded */
-		else if (!c->populated)
-			watch_until_populated(d, c->path);
 		c->protected_ = mg_protect_match_cgroup(protect, c->path);
 	}
+	watch_until_populated(d, &cands);
 	mg_scope_admit(cands.c, cands.n, MAX_GUARDED, MG_SCOPE_MAX_PER_OWNER, &dropped);
 	log_dropped(&dropped);
 	/* d->w is kept sorted by path: one bsearch per candidate, not a scan. */

@@ -13,6 +13,7 @@
 #include "memguard/meminfo.h"
 #include "guard/metrics.h"
 #include "place/placesvc.h"
+#include "place/watches.h"
 #include "guard/policy.h"
 #include "guard/scope.h"
 
@@ -79,8 +80,14 @@ struct mg_guard {
 	struct mg_meminfo mem;
 	struct mg_fall_rate fall;
 	struct mg_placesvc *placesvc; /* main.c's: the guard follows its placed runs */
-	char outsider_path[256];      /* read_outsider()'s result */
-	char blamed[256];             /* the offender last named, and when */
+	struct mg_watches watches;    /* memguardd's inotify watches per uid (the runs count theirs too) */
+	struct mg_pop_watch {         /* an empty guarded cgroup's cgroup.events, until it is populated */
+		int wd;
+		uid_t owner;
+	} * pop;
+	size_t npop, pop_cap;
+	char outsider_path[256]; /* read_outsider()'s result */
+	char blamed[256];        /* the offender last named, and when */
 	uint64_t blamed_usec;
 	struct mg_daemon_metrics metrics; /* metrics.h */
 };

@@ -2,6 +2,7 @@
 #include "place/place.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,6 +92,87 @@ bool mg_place_path_placed(const char *path)
 	return false;
 }
 
+bool mg_place_beside(const char *path, const char *globs)
+{
+	char glob[512];
+
+	for (const char *p = globs + strspn(globs, " \t"); *p; p += strspn(p, " \t")) {
+		size_t len = strcspn(p, " \t");
+		if (len < sizeof(glob)) {
+			memcpy(glob, p, len);
+			glob[len] = '\0';
+			if (fnmatch(glob, path, FNM_PATHNAME) == 0)
+				return true;
+		}
+		p += len;
+	}
+	return false;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Whether the word is in the space-separated list. */
+static bool listed(const char *list, const char *word, size_t len)
+{
+	for (const char *p = list + strspn(list, " \n"); *p; p += strspn(p, " \n")) {
+		size_t n = strcspn(p, " \n");
+		if (n == len && strncmp(p, word, len) == 0)
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+bool mg_place_limit_file(const char *name, const char *controllers)
+{
+	size_t len = strcspn(name, ".");
+
+	if (strcmp(name, "cgroup.max.descendants") == 0 || strcmp(name, "cgroup.max.depth") == 0)
+		return true;
+	if (!name[len] || !listed(controllers, name, len) || strcmp(name, "pids.max") == 0)
+		return false;
+	if (strncmp(name, "cpuset.", 7) == 0)
+		return !ends_with(name, ".effective");
+	return ends_with(name, ".max") || ends_with(name, ".high");
+}
+
+bool mg_place_limit_set(const char *name, const char *value)
+{
+	if (strncmp(name, "cpuset.", 7) == 0) {
+		size_t len = strcspn(value, "\n");
+		if (strcmp(name, "cpuset.cpus.partition") == 0)
+			return !(len == 6 && strncmp(value, "member", 6) == 0);
+		return len > 0;
+	}
+	/* cpu.max is "<quota> <period>": only the quota limits. */
+	if (strcmp(name, "cpu.max") == 0)
+		return strncmp(value, "max", 3) != 0 || (value[3] != ' ' && value[3] != '\n' && value[3]);
+	/* One value, or lines of a device or resource name and its values
+	 * (io.max "8:0 rbps=max wbps=max ...", rdma.max, misc.max "sev max"). */
+	for (const char *line = value; *line; line += *line == '\n') {
+		size_t words = 0;
+		for (const char *w = line + strspn(line, " "); *w && *w != '\n'; w += strspn(w, " ")) {
+			size_t len = strcspn(w, " \n");
+			const char *eq = memchr(w, '=', len);
+			const char *v = eq ? eq + 1 : w;
+			size_t vlen = len - (size_t)(v - w);
+			bool unlimited = vlen == 3 && strncmp(v, "max", 3) == 0;
+			bool name_word = words == 0 && !eq && !unlimited && w[len] == ' ';
+			if (!unlimited && !name_word)
+				return true;
+			words++;
+			w += len;
+		}
+		line += strcspn(line, "\n");
+	}
+	return false;
+}
+
 long mg_place_chain_paths(const char *path, char (*paths)[MG_PLACE_PATH_MAX], size_t max)
 {
 	size_t n;
@@ -109,6 +191,47 @@ long mg_place_chain_paths(const char *path, char (*paths)[MG_PLACE_PATH_MAX], si
 		paths[n][len] = '\0';
 	}
 	return (long)n;
+}
+
+/* Whether a run beside the caller's cgroup is refused, and why in ret->why:
+ * only a job's own task cgroup, holding the caller's uid's processes alone,
+ * is one memguardd writes a limit on and places beside. */
+static bool refuse_beside(const struct mg_place_request *req, const struct mg_place_origin *chain, size_t n,
+                          struct mg_place_verdict *ret)
+{
+	const struct mg_place_caller *who = &req->who;
+
+	if (n < 2)
+		snprintf(ret->why, sizeof(ret->why), "cgroup %s is in no job: no run is made beside %s",
+		         n ? chain[0].path : "/", n ? "a top-level cgroup" : "the root cgroup");
+	else if (!mg_place_beside(chain[0].path, req->beside ? req->beside : ""))
+		snprintf(ret->why, sizeof(ret->why),
+		         "cgroup %s is not a job's task cgroup (memguardd's [daemon] place_beside): a run "
+		         "is made only beside one",
+		         chain[0].path);
+	else if (who->stranger < 0)
+		snprintf(
+		        ret->why, sizeof(ret->why),
+		        "cgroup %s: whose are its processes could not be told, and a run is made only beside "
+		        "a cgroup of the caller's uid's processes alone",
+		        chain[0].path);
+	else if (who->stranger > 0)
+		snprintf(ret->why, sizeof(ret->why),
+		         "cgroup %s holds pid %d of another uid: a run is made only beside a cgroup of the "
+		         "caller's uid's processes alone",
+		         chain[0].path, (int)who->stranger);
+	else if (who->own_pids_max && who->runs > 0)
+		snprintf(ret->why, sizeof(ret->why),
+		         "cgroup %s sets pids.max itself, and the run beside it has that budget already",
+		         chain[0].path);
+	else if (who->watches + 2 > who->max_watches)
+		snprintf(ret->why, sizeof(ret->why),
+		         "this user's runs and cgroups hold %u of memguardd's inotify watches (the limit is "
+		         "%u)",
+		         who->watches, who->max_watches);
+	else
+		return false;
+	return true;
 }
 
 enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const struct mg_place_origin *chain,
@@ -156,11 +279,11 @@ enum mg_place_kind mg_place_decide(const struct mg_place_request *req, const str
 		         req->runs_of_uid, req->max_runs_per_uid);
 		return ret->kind;
 	}
+	if (refuse_beside(req, chain, n, ret))
+		return ret->kind;
 	ret->kind = MG_PLACE_RUN;
-	ret->parent = n >= 2 ? 1 : -1;
-	if (n == 0)
-		snprintf(ret->why, sizeof(ret->why), "no limit: the caller is in the root cgroup");
-	else if (ret->limit_from >= 0)
+	ret->parent = 1;
+	if (ret->limit_from >= 0)
 		snprintf(ret->why, sizeof(ret->why), "memory.max %s of cgroup %s",
 		         mg_size_format(ret->limit, s), chain[ret->limit_from].path);
 	else

@@ -21,6 +21,7 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "place/place.h"
+#include "place/watches.h"
 
 #define REMOVE_RETRY_USEC 100000ull
 #define REMOVE_TRIES 100
@@ -31,9 +32,15 @@
 #define CONTROLLERS "memory pids"
 /* What an earlier memguardd's systemd backend named its scopes. */
 #define SCOPE_PREFIX "memguard-"
-/* How deep run_abandon looks for another user's process in a failed run: the
- * user never had the run delegated, so it holds at most the supervisor leaf. */
+/* How deep and how wide memguardd looks for another uid's process below a
+ * cgroup (mg_runs_find_stranger): the user may nest their own cgroups in
+ * their task cgroup or run without end, and a look cut short tells nothing. */
 #define OWNER_CHECK_DEPTH 16
+#define OWNER_CHECK_CGROUPS 1024
+#define OWNER_CHECK_PIDS 4096
+/* The watches a run holds for its user (watches.h): its tether's and its
+ * directory's. */
+#define RUN_WATCHES 2
 /* Below the pressure sources (priority 0): a run's life never delays a kill. */
 #define RUN_PRIORITY 10
 
@@ -49,9 +56,13 @@ struct run {
 	uint64_t start;
 	uint64_t taken, limit; /* out of the job's limit, for the caller's cgroup (keep_caller) */
 	unsigned remove_tries;
+	unsigned watches;   /* counted for uid in runs->watches */
 	bool starting;      /* done not called yet */
-	bool abandoned;     /* failed to start: its cgroup is killed and removed (run_abandon) */
-	bool stranger_told; /* run_abandon said it holds another user's process */
+	bool froze;         /* memguardd froze it, its tether being frozen (a suspended job) */
+	bool abandoned;     /* failed to start: its cgroup is killed and removed (run_end) */
+	bool ending;        /* run_end is under way */
+	bool unsure;        /* may hold a process moved in by mistake: run_end looks first */
+	bool stranger_told; /* run_end said it holds another user's process */
 
 	mg_run_done_t done;
 	void *userdata;
@@ -61,6 +72,7 @@ struct run {
 struct mg_runs {
 	sd_event *event;
 	int mountfd, procfd, registryfd, watch_fd;
+	struct mg_watches *watches;
 	char mount[PATH_MAX];
 	uint64_t grace_usec;
 	unsigned seq;
@@ -73,6 +85,15 @@ unsigned mg_runs_of_uid(const struct mg_runs *runs, uid_t uid)
 
 	for (size_t i = 0; i < MG_RUNS_MAX; i++)
 		n += runs->run[i] && runs->run[i]->uid == uid;
+	return n;
+}
+
+unsigned mg_runs_of_tether(const struct mg_runs *runs, const char *tether)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < MG_RUNS_MAX; i++)
+		n += runs->run[i] && strcmp(runs->run[i]->tether, tether) == 0;
 	return n;
 }
 
@@ -104,6 +125,53 @@ static struct run *run_new(struct mg_runs *runs)
 	return NULL;
 }
 
+struct owner_check {
+	int procfd;
+	uid_t uid;
+	bool effective;
+	pid_t stranger;
+	unsigned depth, cgroups, pids;
+};
+
+static int stranger_pid(pid_t pid, void *userdata)
+{
+	struct owner_check *oc = userdata;
+	uid_t real, effective;
+	int r = ++oc->pids > OWNER_CHECK_PIDS ? -E2BIG : mg_proc_uids(oc->procfd, pid, &real, &effective);
+
+	if (r == -ENOENT || r == -ESRCH)
+		return 0; /* gone meanwhile */
+	if (r < 0)
+		return r;
+	if (real == oc->uid && (!oc->effective || effective == oc->uid))
+		return 0;
+	oc->stranger = pid;
+	return 1;
+}
+
+static int stranger_in(int cgfd, const char *name, void *userdata)
+{
+	struct owner_check *oc = userdata;
+	int r = -E2BIG;
+
+	(void)name;
+	if (++oc->depth <= OWNER_CHECK_DEPTH && ++oc->cgroups <= OWNER_CHECK_CGROUPS &&
+	    (r = mg_cg_for_each_pid(cgfd, stranger_pid, oc)) == 0)
+		r = mg_cg_for_each_child(cgfd, stranger_in, oc);
+	oc->depth--;
+	return r == -ENOENT || r == -ENODEV ? 0 : r; /* a child removed meanwhile holds nobody */
+}
+
+int mg_runs_find_stranger(int procfd, int cgfd, uid_t uid, bool effective, pid_t *ret_pid)
+{
+	struct owner_check oc = {.procfd = procfd, .uid = uid, .effective = effective};
+	int r = stranger_in(cgfd, "", &oc);
+
+	if (r > 0)
+		*ret_pid = oc.stranger;
+	return r;
+}
+
 /* The runs beside the cgroup at tether that take a part of the job's limit. */
 static bool takes_from(const struct run *run, const char *tether)
 {
@@ -122,10 +190,13 @@ bool mg_runs_keep_caller(const struct mg_runs *runs, const char *path)
 /* The caller's cgroup at tether keeps what the runs beside it leave of the
  * job's limit: when the job's own processes grow, the kernel stops them
  * there, not a run's task at the job's limit. "max" again once no run takes
- * any (the caller's own limit was none: memguardd refuses callers with one). */
-static void keep_caller(struct mg_runs *runs, const char *tether)
+ * any (the caller's own limit was none: memguardd refuses callers with one),
+ * and while memguardd stops (stopping): a memguardd that adopts the runs
+ * sets it again. */
+static void keep_caller(struct mg_runs *runs, const char *tether, bool stopping)
 {
 	uint64_t taken = 0, limit = MG_SIZE_UNLIMITED;
+	uid_t uid = 0;
 	char err[256] = "", a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN];
 
 	for (size_t i = 0; i < MG_RUNS_MAX; i++) {
@@ -134,12 +205,30 @@ static void keep_caller(struct mg_runs *runs, const char *tether)
 			continue;
 		taken = run->taken > UINT64_MAX - taken ? UINT64_MAX : taken + run->taken;
 		limit = run->limit < limit ? run->limit : limit;
+		uid = run->uid;
 	}
 	_cleanup_close_ int cg = mg_cg_open(runs->mountfd, tether);
 	uint64_t current = 0;
+	pid_t stranger = 0;
 	if (cg >= 0)
 		(void)mg_cg_read_u64(cg, "memory.current", &current);
-	uint64_t keep = mg_place_caller_limit(limit, taken, current);
+	uint64_t keep = stopping ? MG_SIZE_UNLIMITED : mg_place_caller_limit(limit, taken, current);
+	/* Never a limit on a cgroup that holds another uid's process (a setuid
+	 * program the user started there since): none until the runs change. */
+	int found = keep == MG_SIZE_UNLIMITED || cg < 0
+	                    ? 0
+	                    : mg_runs_find_stranger(runs->procfd, cg, uid, true, &stranger);
+	if (found != 0) {
+		if (found > 0)
+			log_warn("cgroup %s holds pid %d of another uid than %u: memguardd sets no limit on "
+			         "it",
+			         tether, (int)stranger, (unsigned)uid);
+		else
+			mg_log_errno(LOG_WARNING, found,
+			             "cgroup %s: whose are its processes: %m; memguardd sets no limit on it",
+			             tether);
+		keep = MG_SIZE_UNLIMITED;
+	}
 	/* For the launcher of another run from there, which may be reading the
 	 * chain now: the record is there whenever the limit is, so it always
 	 * looks past a limit of ours to the job's (set before, cleared after). */
@@ -159,7 +248,10 @@ static void keep_caller(struct mg_runs *runs, const char *tether)
 	else if (keep != MG_SIZE_UNLIMITED)
 		log_info("cgroup %s keeps %s for the job's own processes: the runs beside it take %s of %s",
 		         tether, mg_size_format(keep, a), mg_size_format(taken, b), mg_size_format(limit, c));
-	else
+	else if (stopping)
+		log_info("cgroup %s: memory.max max while no memguardd runs (the next one sets it again)",
+		         tether);
+	else if (found == 0)
 		log_info("cgroup %s: no run beside it takes a part of the job any more (memory.max max)",
 		         tether);
 }
@@ -172,11 +264,13 @@ static void run_free(struct run *run)
 		if (run->runs->run[i] == run)
 			run->runs->run[i] = NULL;
 	if (took)
-		keep_caller(run->runs, run->tether);
+		keep_caller(run->runs, run->tether, false);
 	if (run->starting && run->done)
 		run->done(run->userdata, -ECANCELED, NULL);
 	if (run->name[0] && run->runs->registryfd >= 0)
 		(void)unlinkat(run->runs->registryfd, run->name, 0);
+	if (run->runs->watches)
+		mg_watches_give(run->runs->watches, run->uid, run->watches);
 	sd_event_source_disable_unref(run->pid_src);
 	sd_event_source_disable_unref(run->tether_src);
 	sd_event_source_disable_unref(run->timer);
@@ -196,14 +290,14 @@ static int arm(struct run *run, uint64_t usec, sd_event_time_handler_t cb)
 }
 
 static int run_remove(struct run *run);
-static void run_abandon(struct run *run);
+static void run_end(struct run *run);
 
 static int on_remove_retry(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct run *run = userdata;
 
-	if (run->abandoned)
-		run_abandon(run);
+	if (run->ending)
+		run_end(run);
 	else
 		run_remove(run);
 	return 0;
@@ -233,17 +327,54 @@ static int run_remove(struct run *run)
 	return r;
 }
 
+/* Kills what the run holds and removes it: a run that failed to start
+ * (finish() may have moved the caller in, and the caller forked), or whose
+ * launcher's grace period is over. Where a process may have been moved in by
+ * mistake and not moved back (a run that failed to start, now or under an
+ * earlier memguardd), nothing is killed while it holds another uid's process
+ * (by real uid: a setuid program the user ran is still theirs), or while
+ * that cannot be told: the run then stays, counted, and is looked at again
+ * every REMOVE_SLOW_USEC. */
+static void run_end(struct run *run)
+{
+	_cleanup_close_ int fd = mg_cg_open(run->runs->mountfd, run->path);
+	pid_t stranger = 0;
+	int r;
+
+	run->ending = true;
+	if (fd == -ENOENT) {
+		log_info("placed run %s: its cgroup is gone", run->path);
+		run_remove(run);
+		return;
+	}
+	r = fd < 0        ? fd
+	    : run->unsure ? mg_runs_find_stranger(run->runs->procfd, fd, run->uid, false, &stranger)
+	                  : 0;
+	if (r != 0) {
+		if (r > 0 && !run->stranger_told)
+			mg_log(LOG_CRIT, "placed run %s holds pid %d, which is not uid %u's: left as it is",
+			       run->path, (int)stranger, (unsigned)run->uid);
+		else if (r < 0 && !run->stranger_told)
+			mg_log_errno(LOG_ERR, r, "placed run %s: whose are its processes: %m; left as it is",
+			             run->path);
+		run->stranger_told = true;
+		if (arm(run, REMOVE_SLOW_USEC, on_remove_retry) < 0)
+			run_free(run);
+		return;
+	}
+	int populated = mg_cg_populated(fd);
+	if ((r = mg_cg_kill(fd)) < 0 && r != -ENOENT)
+		mg_log_errno(LOG_ERR, r, "kill what placed run %s holds: %m", run->path);
+	else if (run->remove_tries == 0 && populated > 0)
+		log_notice("placed run %s: killed what it held (%s)", run->path,
+		           run->abandoned ? "it failed to start" : "after the grace period");
+	run_remove(run);
+}
+
 static int on_grace_over(sd_event_source *src, uint64_t usec, void *userdata)
 {
-	struct run *run = userdata;
-	_cleanup_close_ int fd = mg_cg_open(run->runs->mountfd, run->path);
-	int r = fd < 0 ? fd : mg_cg_kill(fd);
-
-	if (r < 0 && r != -ENOENT)
-		mg_log_errno(LOG_ERR, r, "kill what is left of placed run %s: %m", run->path);
-	else
-		log_notice("placed run %s: killed what was left after the grace period", run->path);
-	return run_remove(run), 0;
+	run_end(userdata);
+	return 0;
 }
 
 /* The launcher is gone: its tasks may finish their grace period, then go. */
@@ -264,58 +395,93 @@ static int on_launcher_exit(sd_event_source *src, int fd, uint32_t revents, void
 	log_notice("placed run %s: its launcher is gone; what is left is killed in %" PRIu64 " s", run->path,
 	           run->runs->grace_usec / 1000000);
 	if (arm(run, run->runs->grace_usec, on_grace_over) < 0)
-		on_grace_over(NULL, 0, run);
+		run_end(run);
 	return 0;
 }
 
-/* The caller's cgroup emptied: the launcher's first process and the job
- * script are gone, so the job step is over (scancel, the time limit, the
- * batch system's kill). The launcher gets what a SIGTERM to memguard gives,
- * then two grace periods before everything goes. */
+/* Freezes or thaws the run, as memguardd's own doing (run->froze). */
+static int freeze_run(struct run *run, bool frozen)
+{
+	_cleanup_close_ int cg = mg_cg_open(run->runs->mountfd, run->path);
+	int r = cg < 0 ? cg : mg_write_file_at(cg, "cgroup.freeze", frozen ? "1" : "0");
+
+	if (r < 0 && r != -ENOENT)
+		return mg_log_errno(LOG_WARNING, r, "%s placed run %s with its job: %m",
+		                    frozen ? "freeze" : "thaw", run->path);
+	run->froze = frozen;
+	return 0;
+}
+
+/* The job is over: the launcher gets what a SIGTERM to memguard gives, then
+ * two grace periods before everything goes. */
+static void end_with_job(struct run *run)
+{
+	run->tether_src = sd_event_source_disable_unref(run->tether_src);
+	if (run->froze)
+		(void)freeze_run(run, false); /* the launcher must hear of it */
+	if (run->pidfd < 0)
+		return;
+	int r = mg_pidfd_signal(run->pidfd, SIGTERM);
+	if (r < 0 && r != -ESRCH)
+		mg_log_errno(LOG_ERR, r, "signal the launcher of placed run %s: %m", run->path);
+	if (arm(run, 2 * run->runs->grace_usec, on_grace_over) < 0)
+		run_end(run);
+}
+
+/* A frozen tether (a suspended job: the batch system froze the job's task
+ * cgroup or one above it) freezes the run, and thawed, thaws it: the run is
+ * not below the tether, and its first process, stopped, relays nothing. */
+static void follow_freeze(struct run *run, int tetherfd)
+{
+	uint64_t frozen = 0;
+	int r = mg_cg_read_key(tetherfd, "cgroup.events", "frozen", &frozen);
+
+	if (r < 0 || (frozen != 0) == run->froze || freeze_run(run, frozen != 0) < 0)
+		return;
+	log_info("placed run %s %s: cgroup %s is %s", run->path, frozen ? "frozen" : "thawed", run->tether,
+	         frozen ? "frozen (its job is suspended)" : "thawed");
+}
+
+/* The caller's cgroup changed: frozen or thawed (follow_freeze), or
+ * emptied: the launcher's first process and the job script are gone, so the
+ * job step is over (scancel, the time limit, the batch system's kill). */
 static int on_tether(sd_event_source *src, const struct inotify_event *ev, void *userdata)
 {
 	struct run *run = userdata;
 	_cleanup_close_ int fd = mg_cg_open(run->runs->mountfd, run->tether);
 
-	if (fd >= 0 && mg_cg_populated(fd) > 0)
+	if (fd >= 0 && mg_cg_populated(fd) > 0) {
+		follow_freeze(run, fd);
 		return 0;
-	run->tether_src = sd_event_source_disable_unref(run->tether_src);
-	if (run->pidfd < 0)
-		return 0;
-	log_notice("placed run %s: cgroup %s ended; telling its launcher (SIGTERM)", run->path, run->tether);
-	int r = mg_pidfd_signal(run->pidfd, SIGTERM);
-	if (r < 0 && r != -ESRCH)
-		mg_log_errno(LOG_ERR, r, "signal the launcher of placed run %s: %m", run->path);
-	if (arm(run, 2 * run->runs->grace_usec, on_grace_over) < 0)
-		on_grace_over(NULL, 0, run);
+	}
+	if (run->pidfd >= 0)
+		log_notice("placed run %s: cgroup %s ended; telling its launcher (SIGTERM)", run->path,
+		           run->tether);
+	end_with_job(run);
 	return 0;
 }
 
-static void watch_tether(struct run *run)
+/* Watches the run's tether: 0, or -errno when it cannot be watched (the run
+ * is then refused, or ended as if its job had ended: never untethered).
+ * A tether gone already means the job ended while no memguardd watched. */
+static int watch_tether(struct run *run)
 {
 	char path[PATH_MAX + MG_RUN_PATH_MAX + 32];
 	int r;
 
-	if (!run->tether[0] || run->tether_src)
-		return;
+	if (run->tether_src)
+		return 0;
 	snprintf(path, sizeof(path), "%s/%s/cgroup.events", run->runs->mount, run->tether);
 	r = sd_event_add_inotify(run->runs->event, &run->tether_src, path, IN_MODIFY, on_tether, run);
 	if (r >= 0)
 		r = sd_event_source_set_priority(run->tether_src, RUN_PRIORITY);
-	if (r == -ENOENT) {
-		/* Gone already (the job ended while no memguardd watched): so is the job. */
-		on_tether(NULL, NULL, run);
-		return;
-	}
-	if (r < 0) {
-		mg_log_errno(LOG_WARNING, r, "watch %s: %m; placed run %s is not tethered", path, run->path);
+	if (r < 0)
 		run->tether_src = sd_event_source_disable_unref(run->tether_src);
-		return;
-	}
-	on_tether(run->tether_src, NULL, run); /* it may have ended already */
+	return r;
 }
 
-static void run_watch(struct run *run)
+/* Watches the launcher's pidfd and, for an adopted run, its tether. */
+static void run_watch(struct run *run, bool adopted)
 {
 	int r;
 
@@ -323,7 +489,17 @@ static void run_watch(struct run *run)
 	                                             on_launcher_exit, run)) < 0 ||
 	                        (r = sd_event_source_set_priority(run->pid_src, RUN_PRIORITY)) < 0))
 		mg_log_errno(LOG_ERR, r, "watch the launcher of placed run %s: %m", run->path);
-	watch_tether(run);
+	if (!adopted)
+		return;
+	if ((r = watch_tether(run)) < 0) {
+		if (r != -ENOENT)
+			mg_log_errno(LOG_ERR, r,
+			             "watch cgroup %s: %m; placed run %s ends as if its job had ended",
+			             run->tether, run->path);
+		end_with_job(run);
+		return;
+	}
+	on_tether(run->tether_src, NULL, run); /* it may have ended, or frozen, meanwhile */
 }
 
 /* Gives a cgroup to uid as systemd's Delegate=yes does: the directory and the
@@ -380,15 +556,65 @@ static void register_run(struct run *run)
 	}
 }
 
+static int is_pid(pid_t pid, void *userdata)
+{
+	return pid == *(const pid_t *)userdata;
+}
+
+int mg_runs_move_back(int mountfd, int procfd, int leaf, pid_t pid, const struct mg_run_origin *before,
+                      char *ret_where, size_t size)
+{
+	_cleanup_free_ char *where = NULL, *status = NULL;
+	char num[32];
+	uint64_t start = 0;
+	int r;
+
+	if ((r = mg_cg_for_each_pid(leaf, is_pid, &pid)) <= 0)
+		return r; /* nothing was moved, or it went on already */
+	if ((r = mg_proc_start_time(procfd, pid, &start)) < 0)
+		return r == -ENOENT || r == -ESRCH ? 0 : r;
+	if (before->path && start == before->start) {
+		/* The same process was at the pid before the move: that is where it was. */
+		if (!(where = strdup(before->path)))
+			return -ENOMEM;
+	} else {
+		/* Born after: it started in its parent's cgroup (a fork starts there). */
+		unsigned long ppid = 0;
+		const char *field;
+		char *end = NULL;
+		snprintf(num, sizeof(num), "%d/status", (int)pid);
+		if ((r = (int)mg_read_file_at(procfd, num, &status)) < 0)
+			return r;
+		if ((field = mg_status_field(status, "PPid")))
+			ppid = strtoul(field, &end, 10);
+		if (!field || end == field || (*end && *end != '\n') || ppid == 0 || ppid > INT32_MAX)
+			return -ESRCH;
+		if ((r = mg_cg_pid_path(procfd, (pid_t)ppid, &where)) < 0)
+			return r;
+	}
+	const char *rel = where + strspn(where, "/");
+	_cleanup_close_ int to = mg_cg_open(mountfd, *rel ? rel : ".");
+	if (to < 0)
+		return to;
+	if ((r = mg_cg_move_pid(to, pid)) < 0)
+		return r;
+	snprintf(ret_where, size, "%s", *rel ? rel : "/");
+	return 1;
+}
+
 /* With the run's cgroup made: the launcher goes into the supervisor leaf
  * (out of the way of the no-internal-processes rule), the run gets its
- * controllers, its user, its records and its watches. On failure, what
- * failed is in ret_what. */
+ * controllers and its user. The caller is moved by pid: when its pidfd says
+ * it died meanwhile, the process moved may be another that took its pid
+ * (a stranger), which goes back where it was. On failure, what failed is in
+ * ret_what. */
 static int finish(struct run *run, const char **ret_what)
 {
 	struct mg_runs *runs = run->runs;
 	_cleanup_close_ int cg = mg_cg_open(runs->mountfd, run->path), leaf = -1;
-	char err[256] = "";
+	_cleanup_free_ char *origin = NULL;
+	struct mg_run_origin before = {0};
+	char err[256] = "", where[MG_RUN_PATH_MAX];
 	int r;
 
 	*ret_what = "open its cgroup";
@@ -400,13 +626,33 @@ static int finish(struct run *run, const char **ret_what)
 		leaf = mg_cg_create(cg, MG_PLACE_SUPERVISOR_LEAF);
 	if (leaf < 0)
 		return leaf;
+	/* Where the process at the caller's pid is now, and since when. */
+	if (mg_cg_pid_path(runs->procfd, run->pid, &origin) == 0 &&
+	    mg_proc_start_time(runs->procfd, run->pid, &before.start) == 0)
+		before.path = origin;
 	*ret_what = "move the caller into it";
 	if ((r = mg_cg_move_pid(leaf, run->pid)) < 0)
 		return r;
 	/* Still the process we pinned: a pid recycled meanwhile would have moved a stranger. */
-	*ret_what = "find the caller after the move";
-	if ((r = mg_pidfd_signal(run->pidfd, 0)) < 0)
+	if ((r = mg_pidfd_signal(run->pidfd, 0)) < 0) {
+		*ret_what = "find the caller after the move";
+		int moved = mg_runs_move_back(runs->mountfd, runs->procfd, leaf, run->pid, &before, where,
+		                              sizeof(where));
+		if (moved > 0)
+			mg_log(LOG_CRIT,
+			       "placed run %s: its caller, pid %d of uid %u, exited before the move, and pid "
+			       "%d, "
+			       "another process that took its pid, was moved in: moved back to %s",
+			       run->path, (int)run->pid, (unsigned)run->uid, (int)run->pid, where);
+		else if (moved < 0)
+			mg_log_errno(
+			        LOG_CRIT, moved,
+			        "placed run %s: its caller, pid %d of uid %u, exited before the move, and "
+			        "pid %d, another process that took its pid, was moved in; moving it back "
+			        "failed: %m",
+			        run->path, (int)run->pid, (unsigned)run->uid, (int)run->pid);
 		return r;
+	}
 	*ret_what = "enable its controllers";
 	if ((r = mg_cg_enable_controllers(cg, run->path,
 	                                  mg_cg_has_controller(cg, "pids") > 0 ? CONTROLLERS : "memory", err,
@@ -417,88 +663,24 @@ static int finish(struct run *run, const char **ret_what)
 	*ret_what = "delegate it";
 	if ((r = delegate(cg, run->uid, run->gid)) < 0 || (r = delegate(leaf, run->uid, run->gid)) < 0)
 		return r;
-	/* Root's word on the run, kept in the tree and the registry for the next memguardd. */
-	if ((r = mg_contract_set_launcher(cg, run->pid, run->start)) < 0)
-		record_failed(run, "launcher", r);
-	if (run->tether[0] && (r = mg_contract_set_tether(cg, run->tether)) < 0)
-		record_failed(run, "tether", r);
-	register_run(run);
 	return 0;
 }
 
-struct owner_check {
-	const struct run *run;
-	pid_t stranger;
-	unsigned depth;
-};
-
-static int stranger_pid(pid_t pid, void *userdata)
+/* Root's word on the run, kept in the tree and the registry for the next
+ * memguardd before anything moves: a run that fails to start is known to a
+ * restarted memguardd too. */
+static void record(struct run *run)
 {
-	struct owner_check *oc = userdata;
-	uid_t real, effective;
-	int r = mg_proc_uids(oc->run->runs->procfd, pid, &real, &effective);
-
-	if (r == -ENOENT || r == -ESRCH)
-		return 0; /* gone meanwhile */
-	if (r < 0 || real == oc->run->uid)
-		return r;
-	oc->stranger = pid;
-	return 1;
-}
-
-/* 1 with oc->stranger when a process in cgfd's subtree is not the run's
- * user's (by real uid: a setuid program the user ran is still theirs), 0
- * when none is, -errno when that cannot be told. */
-static int stranger_in(int cgfd, const char *name, void *userdata)
-{
-	struct owner_check *oc = userdata;
-	int r = -ELOOP;
-
-	(void)name;
-	if (++oc->depth <= OWNER_CHECK_DEPTH && (r = mg_cg_for_each_pid(cgfd, stranger_pid, oc)) == 0)
-		r = mg_cg_for_each_child(cgfd, stranger_in, oc);
-	oc->depth--;
-	return r;
-}
-
-/* A run that could not be made may hold processes all the same: finish()
- * moved the caller into the leaf, and the caller forked before it went or
- * failed. What the cgroup holds is killed, and the run stays counted until
- * the cgroup is gone. Nothing is killed while the cgroup holds another
- * user's process: the caller is moved by pid, and a pid recycled before the
- * move would have put a stranger there. */
-static void run_abandon(struct run *run)
-{
-	_cleanup_close_ int fd = mg_cg_open(run->runs->mountfd, run->path);
-	struct owner_check oc = {.run = run};
+	_cleanup_close_ int cg = mg_cg_open(run->runs->mountfd, run->path);
 	int r;
 
-	run->abandoned = true;
-	if (fd == -ENOENT) {
-		log_info("placed run %s: its cgroup is gone", run->path);
-		run_remove(run);
-		return;
-	}
-	r = fd < 0 ? fd : stranger_in(fd, run->path, &oc);
-	if (r != 0) {
-		if (r > 0 && !run->stranger_told)
-			mg_log(LOG_CRIT,
-			       "placed run %s failed to start and holds pid %d, which is not uid %u's: "
-			       "left as it is",
-			       run->path, (int)oc.stranger, (unsigned)run->uid);
-		else if (r < 0 && !run->stranger_told)
-			mg_log_errno(LOG_ERR, r, "placed run %s failed to start; whose are its processes: %m",
-			             run->path);
-		run->stranger_told = true;
-		if (arm(run, REMOVE_SLOW_USEC, on_remove_retry) < 0)
-			run_free(run);
-		return;
-	}
-	if ((r = mg_cg_kill(fd)) < 0 && r != -ENOENT)
-		mg_log_errno(LOG_ERR, r, "kill what placed run %s holds: %m", run->path);
-	else if (run->remove_tries == 0)
-		log_notice("placed run %s failed to start: killed what it held", run->path);
-	run_remove(run);
+	if ((r = cg < 0 ? cg : mg_contract_set_launcher(cg, run->pid, run->start)) < 0)
+		record_failed(run, "launcher", r);
+	if (cg >= 0 && (r = mg_contract_set_tether(cg, run->tether)) < 0)
+		record_failed(run, "tether", r);
+	if (cg >= 0 && run->taken && (r = mg_contract_set_taken(cg, run->taken, run->limit)) < 0)
+		record_failed(run, "taken", r);
+	register_run(run);
 }
 
 /* The caller's cgroup's pids.max (systemd sets one on every unit) goes with
@@ -521,69 +703,58 @@ static int take_pids_max(struct run *run, int cg)
 	return r;
 }
 
-/* The run's cgroup: parent/MG_PLACE_RUN_PREFIX<uid>-<n>, or for a caller in
- * the root cgroup MG_PLACE_RUNS_PARENT/MG_PLACE_ROOT_RUN_PREFIX<uid>-<n>.
- * A parent that cannot give its children the controllers is refused before
- * anything moves. */
-static int create_run(struct run *run, const char *parent)
+/* The run's cgroup, parent/MG_PLACE_RUN_PREFIX<uid>-<n>. A parent that
+ * cannot give its children the controllers is refused before anything
+ * moves. On failure, why says what failed. */
+static int create_run(struct run *run, const char *parent, char *why, size_t whysize)
 {
 	struct mg_runs *runs = run->runs;
-	_cleanup_close_ int parentfd = -1, cg = -1;
+	_cleanup_close_ int parentfd = mg_cg_open(runs->mountfd, parent), cg = -1;
 	char name[64], err[256] = "";
-	const char *where = parent[0] ? parent : MG_PLACE_RUNS_PARENT;
-	int r;
+	int r = parentfd;
 
-	if (!parent[0]) {
-		if ((r = mg_cg_enable_controllers(runs->mountfd, runs->mount, CONTROLLERS, err,
-		                                  sizeof(err))) < 0)
-			goto fail;
-		parentfd = mg_cg_open(runs->mountfd, MG_PLACE_RUNS_PARENT);
-		if (parentfd == -ENOENT)
-			parentfd = mg_cg_create(runs->mountfd, MG_PLACE_RUNS_PARENT);
-		if ((r = parentfd) < 0 || (r = mg_cg_enable_controllers(parentfd, MG_PLACE_RUNS_PARENT,
-		                                                        CONTROLLERS, err, sizeof(err))) < 0)
-			goto fail;
-	} else {
-		parentfd = mg_cg_open(runs->mountfd, parent);
-		if ((r = parentfd) < 0)
-			goto fail;
-	}
+	if (r < 0)
+		goto fail;
 	for (unsigned tries = 0; tries < 1000; tries++) {
-		snprintf(name, sizeof(name), "%s%u-%u",
-		         parent[0] ? MG_PLACE_RUN_PREFIX : MG_PLACE_ROOT_RUN_PREFIX, (unsigned)run->uid,
-		         ++runs->seq);
+		snprintf(name, sizeof(name), "%s%u-%u", MG_PLACE_RUN_PREFIX, (unsigned)run->uid, ++runs->seq);
 		if ((cg = mg_cg_create(parentfd, name)) != -EEXIST)
 			break;
 	}
 	if ((r = cg) < 0)
 		goto fail;
 	/* Its children get memory only where the parent hands it down: not ours to change. */
-	int len = snprintf(run->path, sizeof(run->path), "%s/%s", where, name);
+	int len = snprintf(run->path, sizeof(run->path), "%s/%s", parent, name);
 	if ((r = mg_cg_has_controller(cg, "memory")) <= 0 || len >= (int)sizeof(run->path)) {
 		if (r == 0)
 			snprintf(err, sizeof(err), "cgroup %s gives its children no memory controller",
-			         where);
+			         parent);
 		r = r < 0 ? r : r == 0 ? -EOPNOTSUPP : -ENAMETOOLONG;
 		(void)mg_cg_remove(parentfd, name);
 		goto fail;
 	}
-	if ((r = take_pids_max(run, cg)) < 0)
+	if ((r = take_pids_max(run, cg)) < 0) {
 		(void)mg_cg_remove(parentfd, name);
-	return r;
+		snprintf(err, sizeof(err), "cannot give it the pids.max of its tether");
+	}
+	if (r >= 0)
+		return r;
 fail:
-	mg_log_errno(LOG_ERR, r, "make a cgroup for a run of uid %u in %s: %s%s%m", (unsigned)run->uid, where,
-	             err, err[0] ? ": " : "");
+	mg_log_errno(LOG_ERR, r, "make a cgroup for a run of uid %u in %s: %s%s%m", (unsigned)run->uid,
+	             parent, err, err[0] ? ": " : "");
+	snprintf(why, whysize, "cannot make a cgroup for the run in %s: %s%s%s", parent, err,
+	         err[0] ? ": " : "", strerror(-r));
 	return r;
 }
 
 int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, const struct mg_run_spec *spec,
-                   mg_run_done_t done, void *userdata)
+                   mg_run_done_t done, void *userdata, char *why, size_t whysize)
 {
 	struct run *run = run_new(runs);
 	int r;
 
 	if (!run) {
 		close(pidfd);
+		snprintf(why, whysize, "memguardd keeps %d runs already", MG_RUNS_MAX);
 		return -ENOMEM;
 	}
 	run->uid = cred->uid;
@@ -592,31 +763,48 @@ int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, co
 	run->pidfd = pidfd;
 	run->start = spec->start;
 	snprintf(run->tether, sizeof(run->tether), "%s", spec->tether);
-	if ((r = create_run(run, spec->parent)) < 0) {
+	if (runs->watches && !mg_watches_take(runs->watches, run->uid, RUN_WATCHES)) {
+		snprintf(why, whysize,
+		         "this user's runs and cgroups hold %u of memguardd's inotify watches already",
+		         mg_watches_of(runs->watches, run->uid));
+		run_free(run);
+		return -ENOSPC;
+	}
+	run->watches = runs->watches ? RUN_WATCHES : 0;
+	if ((r = create_run(run, spec->parent, why, whysize)) < 0) {
 		run_free(run);
 		return r;
 	}
-	/* Only a run beside its caller, inside a job with a limit, takes a part of it. */
-	if (spec->parent[0] && spec->tether[0] && spec->limit != MG_SIZE_UNLIMITED) {
+	/* A run inside a job with a limit takes a part of it. */
+	if (spec->limit != MG_SIZE_UNLIMITED) {
 		run->taken = spec->taken;
 		run->limit = spec->limit;
 	}
+	/* Tethered before anything moves, or not made at all. */
+	if ((r = watch_tether(run)) < 0) {
+		mg_log_errno(LOG_ERR, r,
+		             "watch cgroup %s, the tether of a run of uid %u: %m; the run is refused",
+		             run->tether, (unsigned)run->uid);
+		snprintf(why, whysize, "memguardd cannot watch cgroup %s, which the run would end with: %s",
+		         run->tether, strerror(-r));
+		(void)mg_cg_remove(runs->mountfd, run->path);
+		run_free(run);
+		return r;
+	}
+	record(run);
 	const char *what;
 	if ((r = finish(run, &what)) < 0) {
 		mg_log_errno(LOG_ERR, r, "placed run %s for pid %d of uid %u failed to start: %s: %m",
 		             run->path, (int)run->pid, (unsigned)run->uid, what);
 		done(userdata, r, NULL);
-		run_abandon(run);
+		run->abandoned = run->unsure = true;
+		run_end(run);
 		return 0;
 	}
-	if (run->taken) {
-		_cleanup_close_ int cg = mg_cg_open(runs->mountfd, run->path);
-		if ((r = cg < 0 ? cg : mg_contract_set_taken(cg, run->taken, run->limit)) < 0)
-			record_failed(run, "taken", r);
-		keep_caller(runs, run->tether);
-	}
+	if (run->taken)
+		keep_caller(runs, run->tether, false);
 	done(userdata, 0, run->path);
-	run_watch(run);
+	run_watch(run, false);
 	/* The guard hears of the tasks' cgroups as the launcher makes them. */
 	char dir[PATH_MAX + MG_RUN_PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/%s", runs->mount, run->path);
@@ -629,11 +817,13 @@ int mg_runs_create(struct mg_runs *runs, const struct ucred *cred, int pidfd, co
 
 /* A placed run a previous memguardd left at path: watch it again, or end it
  * when its launcher is gone. Only a cgroup with root's launcher record is
- * one; tether is the registry's word, or "" to read the record. */
-static void adopt(struct mg_runs *runs, int fd, const char *path, const char *tether, const char *name)
+ * one; tether is the registry's word, or "" to read the record; uid is the
+ * run's user (from the registry's name), or -1 for its directory's owner. */
+static void adopt(struct mg_runs *runs, int fd, const char *path, const char *tether, const char *name,
+                  long long uid)
 {
 	struct stat st;
-	uint64_t now_start;
+	uint64_t now_start, frozen = 0;
 	pid_t pid = 0;
 	struct run *run;
 
@@ -641,7 +831,9 @@ static void adopt(struct mg_runs *runs, int fd, const char *path, const char *te
 		return;
 	snprintf(run->path, sizeof(run->path), "%s", path);
 	snprintf(run->name, sizeof(run->name), "%s", name);
-	run->uid = st.st_uid;
+	run->uid = uid >= 0 ? (uid_t)uid : st.st_uid;
+	if (runs->watches && mg_watches_take(runs->watches, run->uid, RUN_WATCHES))
+		run->watches = RUN_WATCHES;
 	if (mg_contract_get_launcher(fd, &pid, &run->start) == 0) {
 		run->pid = pid;
 		run->pidfd = mg_pidfd_open(pid);
@@ -658,14 +850,25 @@ static void adopt(struct mg_runs *runs, int fd, const char *path, const char *te
 		(void)mg_contract_get_tether(fd, run->tether, sizeof(run->tether));
 	if (run->tether[0] && mg_contract_get_taken(fd, &run->taken, &run->limit) < 0)
 		run->taken = 0;
+	/* Only memguardd writes a run's cgroup.freeze (it stays root's): frozen, it was us. */
+	run->froze = mg_cg_read_u64(fd, "cgroup.freeze", &frozen) == 0 && frozen == 1;
 	log_info("placed run %s: adopted (launcher %s)", run->path, run->pidfd >= 0 ? "running" : "gone");
 	if (run->pidfd < 0) {
+		run->unsure = true; /* it may be a run that failed to start */
 		on_launcher_exit(NULL, -1, 0, run);
-	} else {
-		run_watch(run);
-		if (takes_from(run, run->tether))
-			keep_caller(runs, run->tether);
+		return;
 	}
+	if (!run->tether[0]) {
+		log_notice("placed run %s has no tether (an older memguardd's run below the root): it ends "
+		           "as if "
+		           "its job had ended",
+		           run->path);
+		end_with_job(run);
+		return;
+	}
+	if (takes_from(run, run->tether))
+		keep_caller(runs, run->tether, false);
+	run_watch(run, true);
 }
 
 struct adopt_scan {
@@ -686,7 +889,7 @@ static int adopt_old(int fd, const char *name, void *userdata)
 	for (size_t i = 0; i < MG_RUNS_MAX; i++)
 		if (as->runs->run[i] && strcmp(as->runs->run[i]->path, path) == 0)
 			return 0;
-	adopt(as->runs, fd, path, "", "");
+	adopt(as->runs, fd, path, "", "", -1);
 	return 0;
 }
 
@@ -713,8 +916,13 @@ static void adopt_registered(struct mg_runs *runs)
 		_cleanup_close_ int fd = mg_cg_open(runs->mountfd, text);
 		pid_t pid;
 		uint64_t start;
+		/* Its name is "<uid>-<memguardd's pid>-<n>". */
+		uint64_t uid;
+		char uid_text[16];
+		snprintf(uid_text, sizeof(uid_text), "%.*s", (int)strcspn(de->d_name, "-"), de->d_name);
 		if (fd >= 0 && mg_contract_get_launcher(fd, &pid, &start) == 0)
-			adopt(runs, fd, text, tether, de->d_name);
+			adopt(runs, fd, text, tether, de->d_name,
+			      mg_parse_u64(uid_text, &uid) == 0 && uid <= UINT32_MAX ? (long long)uid : -1);
 		else
 			(void)unlinkat(runs->registryfd, de->d_name, 0);
 	}
@@ -732,6 +940,7 @@ int mg_runs_new(const struct mg_runs_config *cfg, struct mg_runs **ret)
 	                         .procfd = cfg->procfd,
 	                         .registryfd = -1,
 	                         .watch_fd = cfg->watch_fd,
+	                         .watches = cfg->watches,
 	                         .grace_usec = cfg->grace_usec};
 	snprintf(runs->mount, sizeof(runs->mount), "%s", cfg->mount);
 	if (mkdir(cfg->registry, 0700) < 0 && errno != EEXIST)
@@ -761,11 +970,24 @@ void mg_runs_free(struct mg_runs *runs)
 {
 	if (!runs)
 		return;
+	/* No limit of memguardd's outlives it: the callers' cgroups get theirs
+	 * back from the memguardd that adopts the runs. */
+	for (size_t i = 0; i < MG_RUNS_MAX; i++) {
+		if (!takes_from(runs->run[i], runs->run[i] ? runs->run[i]->tether : ""))
+			continue;
+		size_t first = 0;
+		while (!takes_from(runs->run[first], runs->run[i]->tether))
+			first++;
+		if (first == i)
+			keep_caller(runs, runs->run[i]->tether, true);
+	}
 	for (size_t i = 0; i < MG_RUNS_MAX; i++)
 		if (runs->run[i]) {
+			if (runs->run[i]->froze) /* the next memguardd freezes it again if its job is */
+				(void)freeze_run(runs->run[i], false);
 			runs->run[i]->starting = false; /* no callbacks into a service going away */
 			runs->run[i]->name[0] = '\0';   /* its registry entry is for the next memguardd */
-			runs->run[i]->taken = 0;        /* and its caller's limit, which it adopts */
+			runs->run[i]->taken = 0;        /* its caller's limit was lifted above */
 			run_free(runs->run[i]);
 		}
 	if (runs->registryfd >= 0)

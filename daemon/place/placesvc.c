@@ -2,6 +2,7 @@
  * life of each placed run from its creation to its removal. */
 #include "place/placesvc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,12 +21,14 @@
 #include <unistd.h>
 
 #include "memguard/cgroup.h"
+#include "memguard/devprog.h"
 #include "memguard/log.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "memguard/procstat.h"
 #include "place/place.h"
 #include "place/placedrun.h"
+#include "place/watches.h"
 
 #define MAX_CONNS 64
 #define MAX_CONNS_PER_UID 8
@@ -58,6 +61,8 @@ struct mg_placesvc {
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char mount[PATH_MAX];
 	unsigned max_runs_per_uid;
+	char beside[512];           /* [daemon] place_beside */
+	struct mg_watches *watches; /* the guard's: memguardd's inotify watches per uid */
 	sd_event_source *listen_src;
 	struct conn *conns[MAX_CONNS];
 	struct mg_runs *runs;
@@ -116,39 +121,94 @@ static void reply(struct conn *c, const char *fmt, ...)
 	(void)send(c->fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* The first limit file set on the cgroup itself, or "": what a run beside
- * it would escape. Protections (memory.min, memory.low) are not limits, and
- * pids.max, which systemd sets on every unit, the run takes with it
- * (placedrun.c); memory.max is not looked at when memguardd set it, for the
- * runs beside the cgroup already (mg_runs_keep_caller). */
-static const char *own_limit(int cgfd, bool memory_max_ours)
+/* Whether the device programs on the caller's cgroup itself are all
+ * among those its parent applies, so that a run beside it is held by the
+ * same rules: Slurm attaches its program to the job (and, for a step with
+ * GPUs bound per task, to each task cgroup too), systemd to each unit with
+ * DeviceAllow=. Returns 0 when they are, or a reason in buf. */
+static int own_device_program(int cgfd, int parentfd, char *buf, size_t size)
 {
-	static const struct {
-		const char *file, *unset; /* unset: the file's value when nothing is set */
-	} limits[] = {{"memory.max", "max"}, {"memory.high", "max"}, {"memory.swap.max", "max"},
-	              {"cpu.max", "max "},   {"cpuset.cpus", ""},    {"cpuset.mems", ""},
-	              {"io.max", ""}};
-	char buf[256];
+	struct mg_devprog_tag own[MG_DEVPROG_MAX], applied[MG_DEVPROG_MAX];
+	int n_own = mg_devprog_tags(cgfd, false, own, MG_DEVPROG_MAX);
+	int n_applied = n_own > 0 ? mg_devprog_tags(parentfd, true, applied, MG_DEVPROG_MAX) : 0;
 
-	for (size_t i = memory_max_ours ? 1 : 0; i < MG_ARRAY_SIZE(limits); i++) {
-		ssize_t n = mg_read_small_at(cgfd, limits[i].file, buf, sizeof(buf));
+	if (n_own < 0 || n_applied < 0) {
+		snprintf(buf, size, "a device program (its programs cannot be read: %s)",
+		         strerror(-(n_own < 0 ? n_own : n_applied)));
+		return -1;
+	}
+	if (mg_devprog_covered(own, (size_t)n_own, applied, (size_t)n_applied))
+		return 0;
+	snprintf(buf, size, "a device program its parent does not apply");
+	return -1;
+}
+
+/* The first limit set on the cgroup itself into buf, or "": what a run
+ * beside it would escape. Every limit file of its controllers counts
+ * (mg_place_limit_file), and a device program its parent does not apply.
+ * Not pids.max, which the run takes along (placedrun.c), and not the
+ * memory.max memguardd set for the runs beside the cgroup already
+ * (mg_runs_keep_caller). What cannot be read counts as set. */
+static void own_limit(int cgfd, int parentfd, bool memory_max_ours, char *buf, size_t size)
+{
+	char controllers[256], value[4096];
+	ssize_t n = mg_read_small_at(cgfd, "cgroup.controllers", controllers, sizeof(controllers));
+	int dupfd = n < 0 ? -1 : fcntl(cgfd, F_DUPFD_CLOEXEC, 3);
+	DIR *dir = dupfd < 0 ? NULL : fdopendir(dupfd);
+	struct dirent *de;
+
+	buf[0] = '\0';
+	if (!dir) {
+		if (dupfd >= 0)
+			close(dupfd);
+		snprintf(buf, size, "limits that cannot be read (%s)", strerror(n < 0 ? (int)-n : errno));
+		return;
+	}
+	while (!buf[0] && (de = readdir(dir))) {
+		if (!mg_place_limit_file(de->d_name, controllers) ||
+		    (memory_max_ours && strcmp(de->d_name, "memory.max") == 0))
+			continue;
+		n = mg_read_small_at(cgfd, de->d_name, value, sizeof(value));
 		if (n == -ENOENT)
 			continue;
-		buf[n < 0 ? 0 : strcspn(buf, "\n")] = '\0';
-		/* Unreadable counts as set: what cannot be read is not known to be unset. */
-		if (n < 0 || strncmp(buf, limits[i].unset, strlen(limits[i].unset)) != 0 ||
-		    (!limits[i].unset[0] && buf[0]))
-			return limits[i].file;
+		/* Unreadable, or too long to read whole, counts as set. */
+		if (n < 0 || (size_t)n == sizeof(value) - 1 || mg_place_limit_set(de->d_name, value))
+			snprintf(buf, size, "%s", de->d_name);
 	}
-	return "";
+	closedir(dir);
+	if (!buf[0])
+		(void)own_device_program(cgfd, parentfd, buf, size);
+}
+
+/* What a run beside the caller's cgroup (cgfd, at path) depends on: whose
+ * processes it holds, its own pids.max, the runs beside it, and the
+ * watches the user's runs and cgroups hold. */
+static void read_caller(struct mg_placesvc *s, int cgfd, const char *path, uid_t uid,
+                        struct mg_place_caller *ret)
+{
+	char pids[32];
+	ssize_t n = mg_read_small_at(cgfd, "pids.max", pids, sizeof(pids));
+	int r = mg_runs_find_stranger(s->procfd, cgfd, uid, true, &ret->stranger);
+
+	if (r < 0)
+		ret->stranger = -1;
+	else if (r == 0)
+		ret->stranger = 0;
+	ret->own_pids_max = n > 0 && strncmp(pids, "max", 3) != 0;
+	ret->runs = mg_runs_of_tether(s->runs, path);
+	ret->watches = mg_watches_of(s->watches, uid);
+	ret->max_watches = uid == 0 ? UINT32_MAX : MG_WATCHES_PER_UID;
 }
 
 /* The caller's cgroup chain (mg_place_chain_paths, MG_PLACE_CHAIN_MAX deep at most),
- * with each memory.max, and the caller's own cgroup's own limit. */
-static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_PATH_MAX],
-                      struct mg_place_origin *chain, size_t *ret_n)
+ * with each memory.max, the caller's own cgroup's own limit, and what a run
+ * beside that cgroup depends on. */
+static int read_chain(struct mg_placesvc *s, pid_t pid, uid_t uid, char (*paths)[MG_PLACE_PATH_MAX],
+                      struct mg_place_origin *chain, size_t *ret_n, char *own, size_t ownsize,
+                      struct mg_place_caller *ret_caller)
 {
 	_cleanup_free_ char *self = NULL;
+	_cleanup_close_ int first = -1;
 	int r = mg_cg_pid_path(s->procfd, pid, &self);
 	long n;
 
@@ -167,9 +227,18 @@ static int read_chain(struct mg_placesvc *s, pid_t pid, char (*paths)[MG_PLACE_P
 		bool ours = i == 0 && mg_runs_keep_caller(s->runs, paths[i]);
 		if (!ours && (r = mg_cg_read_u64(fd, "memory.max", &max)) < 0 && r != -ENOENT)
 			return r;
+		if (i == 1)
+			own_limit(first, fd, mg_runs_keep_caller(s->runs, paths[0]), own, ownsize);
 		chain[i] = (struct mg_place_origin){
-		        .path = paths[i], .limit = max, .own_limit = i == 0 ? own_limit(fd, ours) : ""};
+		        .path = paths[i], .limit = max, .own_limit = i == 0 ? own : ""};
+		if (i == 0)
+			first = TAKE_FD(fd);
 	}
+	/* A top-level cgroup: its parent is the mount's root. */
+	if (n == 1)
+		own_limit(first, s->mountfd, mg_runs_keep_caller(s->runs, paths[0]), own, ownsize);
+	if (n > 0)
+		read_caller(s, first, paths[0], uid, ret_caller);
 	*ret_n = (size_t)n;
 	return 0;
 }
@@ -224,8 +293,9 @@ static void on_run_made(void *userdata, int r, const char *path)
 
 /* Hands the caller to the runs, which answer through on_run_made. */
 static void place_in_run(struct conn *c, const struct mg_place_verdict *v,
-                         const struct mg_place_origin *chain, size_t n, int pidfd, uint64_t start)
+                         const struct mg_place_origin *chain, int pidfd, uint64_t start)
 {
+	char why[512];
 	int r;
 
 	c->pending.v = *v;
@@ -235,15 +305,17 @@ static void place_in_run(struct conn *c, const struct mg_place_verdict *v,
 	r = mg_runs_create(c->svc->runs, &c->cred, pidfd,
 	                   &(struct mg_run_spec){
 	                           .start = start,
-	                           .parent = v->parent >= 0 ? chain[v->parent].path : "",
-	                           .tether = n > 0 ? chain[0].path : "",
+	                           .parent = chain[v->parent].path,
+	                           .tether = chain[0].path,
 	                           .taken = c->pending.taken,
 	                           .limit = v->limit,
 	                   },
-	                   on_run_made, c);
+	                   on_run_made, c, why, sizeof(why));
 	if (r < 0) {
 		c->awaiting = false;
-		reply(c, "err cannot make a cgroup for the run: %s", strerror(-r));
+		log_info("placement for pid %d of uid %u refused: %s", (int)c->cred.pid,
+		         (unsigned)c->cred.uid, why);
+		reply(c, "err %s", why);
 	}
 }
 
@@ -278,20 +350,24 @@ static void handle(struct conn *c)
 	static char chain_paths[MG_PLACE_CHAIN_MAX][MG_PLACE_PATH_MAX], job_names[MAX_JOBS][72];
 	static struct mg_place_origin chain[MG_PLACE_CHAIN_MAX];
 	static struct mg_place_job jobs[MAX_JOBS];
+	static char own[256];
 	struct mg_placesvc *s = c->svc;
-	struct mg_place_request req = {.uid = c->cred.uid, .max_runs_per_uid = s->max_runs_per_uid};
+	struct mg_place_request req = {
+	        .uid = c->cred.uid, .max_runs_per_uid = s->max_runs_per_uid, .beside = s->beside};
 	struct mg_place_verdict v;
 	uint64_t start;
 	size_t n = 0;
 	int r;
 
+	own[0] = '\0';
 	if (mg_place_parse_request(c->buf, &req.job_hint, &c->pending.taken) < 0)
 		return reply(c, "err bad request: expected \"place[ job=ID][ budget=BYTES]\"");
 	_cleanup_close_ int pidfd = pin_peer(s, &c->cred, &start);
 	if (pidfd < 0)
 		return reply(c, "err cannot identify the caller (pid %d): %s", (int)c->cred.pid,
 		             strerror(-pidfd));
-	if ((r = read_chain(s, c->cred.pid, chain_paths, chain, &n)) < 0)
+	if ((r = read_chain(s, c->cred.pid, c->cred.uid, chain_paths, chain, &n, own, sizeof(own),
+	                    &req.who)) < 0)
 		return reply(c, "err cannot read the caller's cgroup: %s", strerror(-r));
 	struct job_scan js = {.jobs = jobs, .names = job_names};
 	_cleanup_close_ int jobsfd = mg_cg_open(s->mountfd, MG_PLACE_JOBS_PARENT);
@@ -306,7 +382,7 @@ static void handle(struct conn *c)
 	case MG_PLACE_JOB:
 		return place_in_job(c, jobs[v.job].name, pidfd);
 	case MG_PLACE_RUN:
-		return place_in_run(c, &v, chain, n, TAKE_FD(pidfd), start);
+		return place_in_run(c, &v, chain, TAKE_FD(pidfd), start);
 	}
 }
 
@@ -432,7 +508,9 @@ int mg_placesvc_start(sd_event *event, int mountfd, int procfd, const struct mg_
 		return -ENOMEM;
 	*s = (struct mg_placesvc){.event = sd_event_ref(event), .mountfd = mountfd, .procfd = procfd};
 	snprintf(s->mount, sizeof(s->mount), "%s", cfg->mount);
+	snprintf(s->beside, sizeof(s->beside), "%s", cfg->beside);
 	s->max_runs_per_uid = cfg->max_runs_per_uid;
+	s->watches = cfg->watches;
 	s->listen_fd = listen_socket(s, cfg->socket_path);
 	if (s->listen_fd < 0) {
 		r = s->listen_fd;
@@ -450,6 +528,7 @@ int mg_placesvc_start(sd_event *event, int mountfd, int procfd, const struct mg_
 	                            .mount = cfg->mount,
 	                            .registry = cfg->registry,
 	                            .watch_fd = cfg->watch_fd,
+	                            .watches = cfg->watches,
 	                            .grace_usec = cfg->grace_usec};
 	if ((r = mg_runs_new(&rc, &s->runs)) < 0) {
 		mg_placesvc_free(s);
@@ -459,11 +538,13 @@ int mg_placesvc_start(sd_event *event, int mountfd, int procfd, const struct mg_
 	return 0;
 }
 
-void mg_placesvc_configure(struct mg_placesvc *s, uint64_t grace_usec, unsigned max_runs_per_uid)
+void mg_placesvc_configure(struct mg_placesvc *s, uint64_t grace_usec, unsigned max_runs_per_uid,
+                           const char *beside)
 {
 	if (s->runs)
 		mg_runs_set_grace(s->runs, grace_usec);
 	s->max_runs_per_uid = max_runs_per_uid;
+	snprintf(s->beside, sizeof(s->beside), "%s", beside);
 }
 
 size_t mg_placesvc_runs(const struct mg_placesvc *s, const char **ret, size_t max)

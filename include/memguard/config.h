@@ -38,6 +38,7 @@ struct mg_config {
 	int log_level; /* syslog level */
 	/* [daemon] */
 	char guard[512];              /* cgroup path globs below the mount that memguardd may kill */
+	char place_beside[512];       /* globs of the jobs' task cgroups a placed run goes beside */
 	char protect[512];            /* process names whose cgroups are never killed */
 	char available_min[32];       /* size or percent of MemTotal: act below this MemAvailable */
 	char available_pressure[32];  /* under PSI pressure, act below this MemAvailable */

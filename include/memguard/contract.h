@@ -96,11 +96,13 @@ int mg_contract_get_taken(int cgfd, uint64_t *ret_taken, uint64_t *ret_limit);
 /* user.memguard.keeps: on a caller's cgroup whose memory.max memguardd set
  * to what the runs beside it leave of the job (bytes, decimal), so that the
  * launcher of another run from there reads the job's limit, not that one.
- * user.*, as the launcher cannot read trusted.*: on a root-owned cgroup
- * only root writes it; on a cgroup its user owns, a forged one changes only
- * how that user's own runs size themselves, under the same limits. get
- * returns 0 with the value, -ENODATA when none; clear returns 0 when there
- * was none. */
+ * memguardd sets both only on a job's task cgroup that holds the caller's
+ * uid's processes alone, and clears both when no run takes from it any more
+ * or memguardd stops. user.*, as the launcher cannot read trusted.*: the
+ * cgroup's owner can write it too (Slurm's task_<n> directory is the job
+ * user's), and a forged one changes only how that user's own runs from there
+ * size themselves, under the same limits. get returns 0 with the value,
+ * -ENODATA when none; clear returns 0 when there was none. */
 #define MG_XATTR_KEEPS "user.memguard.keeps"
 int mg_contract_set_keeps(int cgfd, uint64_t bytes);
 int mg_contract_get_keeps(int cgfd, uint64_t *ret_bytes);

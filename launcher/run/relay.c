@@ -12,15 +12,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memguard/paths.h"
 #include "memguard/util.h"
+#include "run/preflight.h"
 
-/* How long the first process waits for memguardd to remove the run's cgroup
- * after the launcher ended, and how often it looks. */
-#define GONE_WAIT_MS 2000
+/* How often the first process looks whether memguardd removed the run's
+ * cgroup after the launcher ended, and whether memguardd still runs. */
 #define GONE_POLL_MS 20
+#define DAEMON_POLL_MS 500
 
-static const int relayed[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+static const int relayed[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT};
 
+/* Waits until memguardd removed the run's cgroup: it does once the launcher
+ * is gone and what it left had its grace period. No wait without a run
+ * (the launcher never named one) or once no memguardd runs to remove it: a
+ * restarted one adopts and removes the run. */
 static void wait_run_gone(int fd)
 {
 	char path[PATH_MAX];
@@ -29,8 +35,11 @@ static void wait_run_gone(int fd)
 
 	if (n <= 0)
 		return;
-	for (int waited = 0; waited < GONE_WAIT_MS && stat(path, &st) == 0; waited += GONE_POLL_MS)
+	for (int waited = 0; stat(path, &st) == 0; waited += GONE_POLL_MS) {
+		if (waited % DAEMON_POLL_MS == 0 && mg_daemon_running_at(AT_FDCWD, MG_DAEMON_PIDFILE) == 0)
+			return;
 		nanosleep(&(struct timespec){.tv_nsec = GONE_POLL_MS * 1000000L}, NULL);
+	}
 }
 
 static _Noreturn void relay(pid_t child, int fd, const sigset_t *set)
@@ -43,6 +52,10 @@ static _Noreturn void relay(pid_t child, int fd, const sigset_t *set)
 			continue;
 		if (sig != SIGCHLD) {
 			(void)kill(child, sig);
+			/* Stopped as the default action would stop it: a shell sees the
+			 * job stopped, and the SIGCONT that resumes it is relayed too. */
+			if (sig == SIGTSTP)
+				(void)raise(SIGSTOP);
 			continue;
 		}
 		if (waitpid(child, &status, WNOHANG) != child)
@@ -60,7 +73,6 @@ static _Noreturn void relay(pid_t child, int fd, const sigset_t *set)
 		_exit(128 + sig);
 	}
 }
-
 int mg_relay_fork(void)
 {
 	sigset_t set, old;

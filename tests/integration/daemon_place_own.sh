@@ -16,14 +16,6 @@ enable_root_controllers
 cp "$memhog" "$work/memhog"
 chmod 755 "$work/memhog"
 
-keeps_of() {
-	python3 -c 'import os, sys
-try:
-    print(os.getxattr(sys.argv[1], "user.memguard.keeps").decode())
-except OSError:
-    print("none")' "$1"
-}
-
 # own JOB [OPTIONS...]: in alice's JOB (300M), a run of one task holding 200
 # MiB, and beside it a plain process growing to 250 MiB; sets run_status
 # (the run's exit), plain_status, and keeps (the script cgroup's memory.max

@@ -24,6 +24,15 @@ require_cgroup2() {
 # json FILE EXPR: evaluates a Python expression over the parsed JSON as `r`.
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
+# keeps_of CGROUP: its user.memguard.keeps (what memguardd left it of its job beside the runs), or "none".
+keeps_of() {
+	python3 -c 'import os, sys
+try:
+    print(os.getxattr(sys.argv[1], "user.memguard.keeps").decode())
+except OSError:
+    print("none")' "$1"
+}
+
 assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 assert_contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$3: '$2' not in $1"; }; }
 

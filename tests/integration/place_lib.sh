@@ -21,10 +21,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# place_daemon_conf: more [daemon] lines, set before this file is sourced.
-start_daemon "$(printf 'protect =\n%s\n[task]\nkill_grace = 2s' "${place_daemon_conf:-}")"
-for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.05; done
-[ -S "$socket" ] || { cat "$work/daemon.log"; fail "no placement socket at $socket"; }
+# place_start: memguardd for the placement tests. place_daemon_conf: more [daemon] lines; place_kill_grace:
+# the grace period from a launcher's end to the kill of what it left (2s). The jobs' task cgroups here
+# are jobN/task (job() and as() below), not Slurm's: memguardd places beside those (place_beside).
+place_start() {
+	start_daemon "$(printf 'protect =\nplace_beside = job*/task\n%s\n[task]\nkill_grace = %s' \
+		"${place_daemon_conf:-}" "${place_kill_grace:-2s}")"
+	for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.05; done
+	[ -S "$socket" ] || { cat "$work/daemon.log"; fail "no placement socket at $socket"; }
+}
+place_start
 
 # job CGROUP [LIMIT]: a root-owned cgroup standing in for a batch job's, its
 # limit set on itself and handed to its children as Slurm's job and step

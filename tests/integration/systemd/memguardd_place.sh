@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # The placement service under systemd as PID 1 (tests/vm/run-suite.sh
 # --systemd): systemd holds the socket, an ordinary user's run started from a
-# scope in a slice with MemoryMax= gets a real cgroup inside that slice, a
+# scope in a slice with MemoryMax= (listed in [daemon] place_beside, as a site
+# whose jobs are such scopes would) gets a real cgroup inside that slice, a
 # scope with a limit of its own gets none, and a restart of memguardd neither
 # refuses launchers nor loses a running placed run: the new daemon adopts it
-# and still ends it with its job; and a caller that exits at once, leaving a
-# child in its run, leaves nothing behind.
+# and still ends it with its job; the memory.max memguardd sets on the scope
+# for the run goes with "systemctl stop memguardd" and comes back when a
+# started or restarted memguardd adopts the run (before, a1c1d0c's, it stayed
+# on the scope with no memguardd to lift it); and a caller that exits at
+# once, leaving a child in its run, leaves nothing behind.
 . "$(dirname "$0")/../lib.sh"
 [ -d /run/systemd/system ] || fail "not running under systemd: use tests/vm/run-suite.sh --systemd"
 
 install -m 0755 "$memguardd" /usr/sbin/memguardd
 install -m 0755 "$memguard" /usr/local/bin/memguard
 cp "$top/packaging/systemd/memguardd.service" "$top/packaging/systemd/memguardd.socket" /etc/systemd/system/
+# This site's jobs are scopes in alicejobs.slice: runs go beside them.
+mkdir -p /etc/memguard/conf.d
+printf '[daemon]\nplace_beside = alicejobs.slice/*.scope\n' >/etc/memguard/conf.d/place.conf
+trap 'rm -f /etc/memguard/conf.d/place.conf; rm -rf "$work"' EXIT
 id alice >/dev/null 2>&1 || useradd -m -s /bin/sh alice
 systemctl daemon-reload
 systemctl start memguardd.socket memguardd.service ||
@@ -30,7 +38,7 @@ echo "an ordinary user's run from a scope in a slice with MemoryMax=300M"
 scope -- memguard -n 2 --report /home/alice/r1.json -- sleep 0.3 2>"$work/r1.err" ||
 	{ cat "$work/r1.err"; journal; fail "alice's run failed"; }
 cat "$work/r1.err"
-journal | grep -q "placing ordinary users' runs on request at /run/memguard/place.sock, each inside its caller's" ||
+journal | grep -qF "placing ordinary users' runs on request at /run/memguard/place.sock, each beside its caller's task cgroup (alicejobs.slice/*.scope)" ||
 	{ journal; fail "memguardd did not say where runs go"; }
 json /home/alice/r1.json 'r["where"]' | grep -q '^alicejobs.slice/memguard-run-' ||
 	fail "where: $(json /home/alice/r1.json 'r["where"]')"
@@ -48,9 +56,25 @@ assert_contains "$work/r0.err" "sets memory.max itself" "why"
 echo "a restart of memguardd: the running placed run is adopted, still guarded, and still ends with its job"
 scope --unit=alicejob -- sh -c 'memguard -n 1 --report /home/alice/r2.json -- sleep 600; true' 2>"$work/r2.err" &
 wait_for 30 runs_are 1 || { cat "$work/r2.err"; journal; fail "alice's long run was not placed"; }
+caller=$cgroot/alicejobs.slice/alicejob.scope
+# capped: the scope keeps what the run leaves of the slice's 300 MiB, and says so in user.memguard.keeps.
+capped() { [ "$(cat "$caller/memory.max")" != max ] && [ "$(keeps_of "$caller")" = "$(cat "$caller/memory.max")" ]; }
+wait_for 10 capped || fail "alicejob.scope: memory.max $(cat "$caller/memory.max"), keeps $(keeps_of "$caller")"
+note "alicejob.scope keeps $(cat "$caller/memory.max") bytes beside its run"
+adopted() { [ "$(journalctl -u memguardd -b --no-pager -o cat | grep -c "adopted (launcher running)")" -ge "$1" ]; }
+
+echo "systemctl stop memguardd: the scope's cap goes with it; systemctl start: the run is adopted, the cap back"
+systemctl stop memguardd.service
+assert_eq "$(cat "$caller/memory.max")" max "alicejob.scope's memory.max with memguardd stopped"
+assert_eq "$(keeps_of "$caller")" none "alicejob.scope's user.memguard.keeps with memguardd stopped"
+runs_are 1 || fail "alice's run did not outlive the stop of memguardd"
+systemctl start memguardd.service || { journal; fail "start after stop"; }
+wait_for 10 adopted 1 || { journal; fail "the started memguardd did not adopt the run"; }
+wait_for 10 capped || fail "after the start, alicejob.scope: memory.max $(cat "$caller/memory.max"), keeps $(keeps_of "$caller")"
+
 systemctl restart memguardd.service
-wait_for 10 sh -c 'journalctl -u memguardd -b --no-pager -o cat | grep -q "adopted (launcher running)"' ||
-	{ journal; fail "the restarted memguardd did not adopt the run"; }
+wait_for 10 adopted 2 || { journal; fail "the restarted memguardd did not adopt the run"; }
+wait_for 10 capped || fail "after the restart, alicejob.scope: memory.max $(cat "$caller/memory.max"), keeps $(keeps_of "$caller")"
 scope -- memguard -n 1 -- true 2>"$work/r3.err" || { cat "$work/r3.err"; fail "a run right after the restart failed"; }
 grep -q "degraded" "$work/r3.err" && { cat "$work/r3.err"; fail "a run right after the restart was degraded"; }
 # A second run from the job is placed too, beside the first, under the same limit.
