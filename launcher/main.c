@@ -591,9 +591,10 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 		t->param = l->opt.tasks_file ? l->list.lines[i] : NULL;
 		t->share = p && p->share ? p->share : l->budget.share;
 		t->attempt = p ? p->attempt : 1;
-		/* A retry the last run planned counts on from its attempts; a
-		 * task run again by --resume-failed gets its retries afresh. */
-		t->first_attempt = p && p->share && !p->failed_before ? 1 : t->attempt;
+		/* A retry the last run planned counts on from the memory failures
+		 * before it; a task run again by --resume-failed gets its retries
+		 * afresh. */
+		t->first_attempt = p ? t->attempt - p->retried : 1;
 	}
 	/* One cgroup fd per running task: 1024 tasks need more than the usual
 	 * soft limit of 1024 fds. Tasks get the original limit back. */
