@@ -98,7 +98,7 @@ void mg_run_metrics_format(const struct mg_run_info *info, const struct mg_task 
 	gauge(out, "memguard_run_tasks", "Tasks in the run.", n);
 	gauge(out, "memguard_run_parallel", "Tasks at once.", info->parallel);
 	gauge(out, "memguard_run_exit_status", "memguard's exit status for the run.",
-	      (uint64_t)mg_run_exit_status(tasks, n));
+	      (uint64_t)mg_run_status(info, tasks, n));
 	per_task(out, "memguard_task_share_bytes", "gauge", "The task's share.", tasks, n, task_share);
 	per_task(out, "memguard_task_peak_bytes", "gauge",
 	         "The task's peak memory (memory.peak, or the largest memory.current or RSS sampled); absent "

@@ -281,7 +281,7 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 	else
 		fputs("null", f);
 	fprintf(f, ",\"runtime\":\"%s\",\"parallel\":%u,\"exit_status\":%d,\"tasks\":[",
-	        mg_runtime_name(info->runtime), info->parallel, mg_run_exit_status(tasks, n));
+	        mg_runtime_name(info->runtime), info->parallel, mg_run_status(info, tasks, n));
 	for (size_t i = 0; i < n; i++) {
 		const struct mg_task *t = &tasks[i];
 		bool exited = t->exited && WIFEXITED(t->wait_status);
@@ -360,7 +360,12 @@ int mg_report_finish(FILE *table, const char *json_path, const struct mg_run_inf
 		mg_log_errno(LOG_ERR, r, "cannot write the report %s: %m", json_path);
 		return MG_EXIT_USAGE;
 	}
-	return mg_run_exit_status(tasks, n);
+	return mg_run_status(info, tasks, n);
+}
+
+int mg_run_status(const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
+{
+	return info->status_set ? info->exit_status : mg_run_exit_status(tasks, n);
 }
 
 int mg_run_exit_status(const struct mg_task *tasks, size_t n)

@@ -20,6 +20,9 @@ struct mg_run_info {
 	unsigned parallel;           /* tasks at once */
 	const char *signal_received; /* a forwarded SIGTERM etc., or NULL */
 	bool advise;                 /* a sweep (--tasks): end with the sizing advice */
+	unsigned cpus;               /* CPUs memguard may run on: the advice's -n stays within them */
+	bool status_set;             /* exit_status is the run's; else mg_run_exit_status() */
+	int exit_status;
 };
 
 /* Characters of a task-file line the table shows; the JSON report has it all. */
@@ -57,3 +60,6 @@ int mg_report_finish(FILE *table, const char *json_path, const struct mg_run_inf
 /* The launcher's exit status: 0 when every task succeeded, else the status of
  * the first failing task by index. */
 int mg_run_exit_status(const struct mg_task *tasks, size_t n);
+
+/* The run's exit status: info's when set, else mg_run_exit_status(). */
+int mg_run_status(const struct mg_run_info *info, const struct mg_task *tasks, size_t n);

@@ -21,6 +21,7 @@
 #include "memguard/util.h"
 #include "farm/joblog.h"
 #include "farm/schedule.h"
+#include "farm/sweep.h"
 #include "report/memreason.h"
 #include "run/spawn.h"
 #include "run/watcher.h"
@@ -74,6 +75,12 @@ static bool terminating(int sig)
 	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
 }
 
+/* With GNU parallel's inputs, the sweep's hooks (farm/sweep.h); else NULL. */
+static struct mg_sweep *sweep_of(const struct mg_supervisor_config *cfg)
+{
+	return cfg->farm ? cfg->farm->sweep : NULL;
+}
+
 char **mg_expand_command(char *const *command, const char *param)
 {
 	size_t n = 0;
@@ -121,6 +128,7 @@ void mg_free_argv(char **argv)
 
 static void finish(struct supervisor *s, struct mg_task *t);
 static void start_more(struct supervisor *s);
+static void halt(struct supervisor *s, const struct mg_task *t, enum mg_halt_when when);
 static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **ret_task);
 
 /* The name of a task's cgroup in the run's: task-<index>. */
@@ -133,7 +141,8 @@ static const char *task_cgroup_name(const struct mg_task *t, char buf[static 32]
 static int start_task(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
-	struct mg_env_setting env[MG_HEAP_ENV_MAX + 4]; /* + MEMGUARD_TASK, _RUN, _NTASKS, _MEM_BYTES */
+	/* + MEMGUARD_TASK, _RUN, _NTASKS, _MEM_BYTES, and PARALLEL_SEQ, _JOBSLOT of a sweep */
+	struct mg_env_setting env[MG_HEAP_ENV_MAX + 6];
 	char name[32];
 	size_t nenv = 0;
 	char **argv = NULL;
@@ -180,6 +189,13 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 		t->spawn_errno = -r;
 		return r;
 	}
+	/* A sweep's output goes through pipes to memguard (grouped, --tag, -k). */
+	if ((r = mg_sweep_output(sweep_of(cfg), t, &out, &err)) < 0) {
+		t->spawn_errno = -r;
+		if (out >= 0)
+			close(out), close(err);
+		return r;
+	}
 	if (cfg->placement) {
 		t->cgfd = mg_placement_task_create(cfg->placement, task_cgroup_name(t, name), &limits);
 		if (t->cgfd < 0) {
@@ -205,12 +221,18 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_MEM_BYTES"};
 	snprintf(env[nenv++].value, sizeof(env[0].value), "%" PRIu64, t->share);
 
-	if (t->param && !(argv = mg_expand_command(cfg->command, t->param))) {
+	/* A sweep's task is its line for the shell, in a job slot of its own. */
+	if (sweep_of(cfg))
+		argv = mg_sweep_argv(sweep_of(cfg), t);
+	else if (t->param)
+		argv = mg_expand_command(cfg->command, t->param);
+	if ((sweep_of(cfg) || t->param) && !argv) {
 		t->spawn_errno = ENOMEM;
 		if (out >= 0)
 			close(out), close(err);
 		return -ENOMEM;
 	}
+	nenv += mg_sweep_env(sweep_of(cfg), t, env + nenv);
 	struct mg_spawn_request req = {
 	        .argv = argv ? argv : cfg->command,
 	        .cgroup_fd = t->cgfd,
@@ -306,6 +328,7 @@ static void start_more(struct supervisor *s)
 		/* A line another node took first is its, not ours. */
 		int claim = cfg->farm && !t->claimed ? mg_farm_claim(cfg->farm, t) : 1;
 		if (claim == 0) {
+			mg_sweep_skip(sweep_of(cfg), t);
 			t->state = MG_TASK_DONE;
 			t->elsewhere = true;
 			s->counts.elsewhere++;
@@ -325,6 +348,7 @@ static void start_more(struct supervisor *s)
 			}
 			if (cfg->farm)
 				(void)mg_farm_log_attempt(cfg->farm, t);
+			halt(s, t, mg_sweep_ended(sweep_of(cfg), t, true));
 			s->counts.failed++;
 			s->done++;
 		}
@@ -465,6 +489,32 @@ static void note_sampled_peak(struct mg_task *t, uint64_t bytes)
 	t->peak_known = t->peak_sampled = true;
 }
 
+static void arm(struct supervisor *s, sd_event_source **src, uint64_t usec, sd_event_time_handler_t cb);
+static int on_grace_timer(sd_event_source *src, uint64_t usec, void *userdata);
+
+/* --halt's verdict on a sweep (farm/halt.h): soon starts nothing more; now
+ * also stops what runs, as a SIGTERM would, without being one. */
+static void halt(struct supervisor *s, const struct mg_task *t, enum mg_halt_when when)
+{
+	if (when == MG_HALT_NEVER || s->stopping)
+		return;
+	s->stopping = true;
+	log_notice("task %u ended with status %d: --halt %s", t->index + 1, mg_task_exit_status(t),
+	           when == MG_HALT_NOW ? "now: stopping the tasks still running"
+	                               : "soon: starting no more tasks, waiting for those running");
+	if (when != MG_HALT_NOW)
+		return;
+	for (size_t i = 0; i < s->cfg->ntasks; i++) {
+		struct mg_task *r = &s->cfg->tasks[i];
+		if (r->state != MG_TASK_RUNNING)
+			continue;
+		r->interrupted = true;
+		if (kill(-r->pid, SIGTERM) < 0 && errno != ESRCH)
+			mg_log_errno(LOG_WARNING, -errno, "stop task %u: %m", r->index + 1);
+	}
+	arm(s, &s->grace_timer, s->cfg->grace_usec, on_grace_timer);
+}
+
 /* The attempt is over: into the joblog, and run again with a larger share
  * when it failed for memory and has retries left; else the task is done. */
 static void attempt_ended(struct supervisor *s, struct mg_task *t)
@@ -483,14 +533,17 @@ static void attempt_ended(struct supervisor *s, struct mg_task *t)
 	        .page_size = s->page_size,
 	};
 	uint64_t share = s->stopping || !cfg->budget ? 0 : mg_retry_share(&in);
-	size_t *bigger;
+	size_t *bigger = NULL;
 
 	if (cfg->farm)
 		(void)mg_farm_log_attempt(cfg->farm, t);
 	if (strcmp(outcome, "oom_killed") == 0 || strcmp(outcome, "killed_by_memguardd") == 0 ||
 	    strcmp(outcome, "killed_by_watchdog") == 0)
 		s->counts.memory_kills++;
-	if (share && (bigger = realloc(s->retry, (s->nretry + 1) * sizeof(*s->retry)))) {
+	bool retry = share && (bigger = realloc(s->retry, (s->nretry + 1) * sizeof(*s->retry)));
+	/* A failure counts for --halt once it is final: a retry may yet succeed. */
+	halt(s, t, mg_sweep_ended(sweep_of(cfg), t, !retry));
+	if (retry) {
 		char old[MG_SIZE_STRLEN], new[MG_SIZE_STRLEN];
 		log_notice(
 		        "task %u: attempt %u failed for memory (%s); retry %u of %u with a %s share instead "
@@ -904,6 +957,7 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		sd_event_unref(s.event);
 		return mg_log_errno(LOG_ERR, r, "watch signals: %m");
 	}
+	mg_sweep_attach(sweep_of(cfg), s.event);
 	for (size_t i = 0; i < cfg->ntasks; i++)
 		cfg->tasks[i].cgfd = -1;
 	if (!cfg->placement && cfg->watchdog_interval_usec)
@@ -946,6 +1000,7 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	sd_event_source_unref(s.as_timer);
 	sd_event_source_unref(s.peak_timer);
 	sd_event_source_unref(s.progress_timer);
+	mg_sweep_attach(sweep_of(cfg), NULL);
 	sd_event_unref(s.event);
 	int left = kill_leftovers(&s);
 	if (left > 0)
