@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +380,18 @@ static int pool_word(struct launch *l)
 	return 0;
 }
 
+/* The number of the terminating signal the run received, from its
+ * description (mg_supervise says it so); 0 for none. */
+static int stop_signal(const char *description)
+{
+	static const int stops[] = {SIGTERM, SIGINT, SIGHUP};
+
+	for (size_t i = 0; description && i < MG_ARRAY_SIZE(stops); i++)
+		if (strcmp(description, sigdescr_np(stops[i])) == 0)
+			return stops[i];
+	return 0;
+}
+
 /* One joblog's lines, appended to *entries; its text is kept in l->texts
  * while they point into it. Returns 0, or -errno (said). */
 static int read_joblog(struct launch *l, const char *path, struct mg_joblog_entry **entries, size_t *n)
@@ -720,10 +733,14 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .advise = l->opt.tasks_file != NULL || l->opt.parallel,
 	        .cpus = cpus_allowed(),
 	};
+	int stopped_by = stop_signal(signal_name);
 
-	/* With GNU parallel's inputs, parallel's status. */
-	info.status_set = l->opt.parallel;
-	info.exit_status = l->opt.parallel ? mg_sweep_exit_status(&l->sweep) : 0;
+	/* A run that was stopped says so, whatever its tasks did; with GNU
+	 * parallel's inputs, parallel's status. */
+	info.status_set = stopped_by || l->opt.parallel;
+	info.exit_status = stopped_by        ? 128 + stopped_by
+	                   : l->opt.parallel ? mg_sweep_exit_status(&l->sweep)
+	                                     : 0;
 
 	int status = mg_run_metrics_finish(
 	        l->opt.metrics_path, &info, tasks, l->torun,

@@ -218,8 +218,8 @@ epilogue no such job           | 0   | 0 | -                               | \$E
 SIGTERM while a task runs      | 143 | 1 | received SIGTERM                | signal_run TERM -q -n 1 --grace 5s -- $task
 SIGTERM before queued tasks start | 143 | 1 | received SIGTERM             | signal_run TERM -q -n 1 --tasks \$W/two -- $task
 SIGINT while a task runs       | 130 | 1 | received SIGINT                 | signal_run INT -q -n 1 --grace 5s -- $task
-SIGTERM ignored by the task    | 137 | 1 | received SIGTERM                | signal_run TERM -q -n 1 --grace 1s -- $deaf
-second SIGTERM                 | 137 | 2 | second SIGTERM: killing the tasks now | signal_run TERM,TERM -q -n 1 --grace 60s -- $deaf
+SIGTERM ignored by the task    | 143 | 1 | received SIGTERM                | signal_run TERM -q -n 1 --grace 1s -- $deaf
+second SIGTERM                 | 143 | 2 | second SIGTERM: killing the tasks now | signal_run TERM,TERM -q -n 1 --grace 60s -- $deaf
 EOF
 )
 
