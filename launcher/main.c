@@ -16,6 +16,7 @@
 #include "run/budget.h"
 #include "farm/farm.h"
 #include "farm/joblog.h"
+#include "farm/joblogfile.h"
 #include "farm/merge.h"
 #include "farm/nodes.h"
 #include "farm/compose.h"
@@ -446,6 +447,31 @@ static int read_joblogs(struct launch *l, struct mg_joblog_entry **entries, size
 	return r;
 }
 
+/* Opens the joblog (create: make it when missing) under its lock into
+ * l->farm.joblog_fd. Returns 0 (also when it is missing and not to be
+ * made), or -errno (said). */
+static int lock_joblog(struct launch *l, bool create)
+{
+	int fd;
+
+	if (l->farm.joblog_fd >= 0)
+		return 0;
+	fd = mg_joblog_open(l->joblog, create, !l->node.multi);
+	if (fd == -ENOENT && !create)
+		return 0;
+	if (fd == -EWOULDBLOCK)
+		return log_err("the joblog %s is in use by another memguard: two runs on one joblog would "
+		               "run "
+		               "every task twice; wait for that run to end, or give this one a joblog of its "
+		               "own",
+		               l->joblog),
+		       fd;
+	if (fd < 0)
+		return mg_log_errno(LOG_ERR, fd, "cannot open the joblog %s: %m", l->joblog);
+	l->farm.joblog_fd = fd;
+	return 0;
+}
+
 /* The farm: each task's command text for the joblog, what a resume runs
  * (farm/joblog.c), the retries. Returns 0, or -errno (said). */
 static int plan_farm(struct launch *l)
@@ -482,6 +508,10 @@ static int plan_farm(struct launch *l)
 			log_notice("node %lu of %lu (%s): joblog %s, lines claimed in %s", l->node.rank,
 			           l->node.size, l->node.rank_from, l->joblog, l->claims);
 	}
+	/* A joblog of one memguard's own is locked before it is read: a second
+	 * memguard on it would run every task again. Across nodes each has its own. */
+	if ((r = lock_joblog(l, false)) < 0)
+		return r;
 	if (!(l->farm.commands = calloc(l->total, sizeof(char *))))
 		return log_err("out of memory for %zu tasks' commands", l->total), -ENOMEM;
 	for (size_t i = 0; i < l->total; i++) {
@@ -537,8 +567,8 @@ static int plan_farm(struct launch *l)
 static int open_farm(struct launch *l)
 {
 	const struct mg_options *opt = &l->opt;
-	struct stat st;
 	char *dot;
+	int r;
 
 	if (opt->results_dir) {
 		if (mkdir(opt->results_dir, 0777) < 0 && errno != EEXIST)
@@ -547,6 +577,10 @@ static int open_farm(struct launch *l)
 		l->farm.results_fd = open(opt->results_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (l->farm.results_fd < 0)
 			return mg_log_errno(LOG_ERR, -errno, "cannot open the results folder %s: %m",
+			                    opt->results_dir);
+		/* Else every task would fail to start, one after the other. */
+		if (faccessat(l->farm.results_fd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+			return mg_log_errno(LOG_ERR, -errno, "cannot write into the results folder %s: %m",
 			                    opt->results_dir);
 		l->farm.results_path = opt->results_dir;
 	}
@@ -571,13 +605,17 @@ static int open_farm(struct launch *l)
 		l->farm.claims_path = l->claims;
 	}
 	l->farm.joblog_path = l->joblog;
-	l->farm.joblog_fd = open(
-	        l->joblog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (opt->resume ? 0 : O_TRUNC),
-	        0666);
-	if (l->farm.joblog_fd < 0 || fstat(l->farm.joblog_fd, &st) < 0)
-		return mg_log_errno(LOG_ERR, -errno, "cannot open the joblog %s: %m", l->joblog);
-	if (st.st_size == 0 && write(l->farm.joblog_fd, MG_JOBLOG_HEADER, strlen(MG_JOBLOG_HEADER)) < 0)
-		return mg_log_errno(LOG_ERR, -errno, "cannot write the joblog %s: %m", l->joblog);
+	if ((r = lock_joblog(l, true)) < 0)
+		return r;
+	/* Emptied (as GNU parallel does), or a line cut off mended before the
+	 * next is appended to it. */
+	ssize_t cut = mg_joblog_prepare(l->farm.joblog_fd, opt->resume);
+	if (cut < 0)
+		return mg_log_errno(LOG_ERR, (int)cut, "cannot write the joblog %s: %m", l->joblog);
+	if (cut > 0 && !opt->quiet)
+		log_notice("the joblog %s ended in a line cut off (%zd bytes, a run died while writing it): "
+		           "removed; that attempt runs again",
+		           l->joblog, cut);
 	return 0;
 }
 

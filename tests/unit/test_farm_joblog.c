@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "farm/joblog.h"
+#include "farm/joblogfile.h"
 #include "farm/merge.h"
+#include "memguard/util.h"
 
 #define MiB (1ull << 20)
 
@@ -365,6 +368,68 @@ static void command_control_bytes(void **state)
 	free(s);
 }
 
+static char *file_text(const char *path)
+{
+	char *text = NULL;
+	assert_true(mg_read_file(path, &text) >= 0);
+	return text;
+}
+
+/* B1: a cut last line is cut off before the next line is appended, so the
+ * joblog still parses; a new run empties it; one memguard holds its lock. */
+static void joblog_file_mended_and_locked(void **state)
+{
+	char dir[] = "/tmp/mgtest-joblog.XXXXXX", path[64], *text;
+	const char *line = "1\th\t1.0\t1.0\t0\t0\t0\t0\t1\t-\t0\tok\t1\ta\n";
+	struct mg_joblog_entry *e = NULL;
+	size_t n = 0;
+	char err[256];
+	int fd, other;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/j.log", dir);
+	assert_int_equal(mg_joblog_open(path, false, true), -ENOENT);
+	fd = mg_joblog_open(path, true, true);
+	assert_true(fd >= 0);
+	assert_int_equal(mg_joblog_open(path, true, true), -EWOULDBLOCK); /* a second memguard */
+	other = mg_joblog_open(path, true, false);                        /* a node of its own needs none */
+	assert_true(other >= 0);
+	close(other);
+
+	assert_int_equal(mg_joblog_prepare(fd, true), 0); /* new: the header */
+	assert_int_equal(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	assert_int_equal(write(fd, "2\th\t1.0\t1", 10), 10); /* cut off */
+	assert_int_equal(mg_joblog_prepare(fd, true), 10);
+	assert_int_equal(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	text = file_text(path);
+	assert_int_equal(mg_joblog_parse(text, "j", &e, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	free(text);
+	assert_int_equal(mg_joblog_prepare(fd, true), 0); /* whole: nothing to cut */
+
+	/* The header itself cut off: written again. */
+	assert_int_equal(ftruncate(fd, 5), 0);
+	assert_int_equal(mg_joblog_prepare(fd, true), 5);
+	text = file_text(path);
+	assert_string_equal(text, MG_JOBLOG_HEADER);
+	free(text);
+
+	/* Not resuming: emptied, as GNU parallel does. */
+	assert_int_equal(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	assert_true(mg_joblog_prepare(fd, false) > 0);
+	text = file_text(path);
+	assert_string_equal(text, MG_JOBLOG_HEADER);
+	free(text);
+
+	close(fd);
+	fd = mg_joblog_open(path, false, true); /* the lock went with the fd */
+	assert_true(fd >= 0);
+	close(fd);
+	free(e);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* memguard report: lines of several joblogs grouped by Seq. */
 static void merge_joblogs(void **state)
 {
@@ -411,6 +476,7 @@ int main(void)
 	        cmocka_unit_test(resume_table),
 	        cmocka_unit_test(resume_changed_task_file),
 	        cmocka_unit_test(command_control_bytes),
+	        cmocka_unit_test(joblog_file_mended_and_locked),
 	        cmocka_unit_test(merge_joblogs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
