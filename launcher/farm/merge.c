@@ -11,6 +11,7 @@
 #include "memguard/units.h"
 #include "memguard/util.h"
 #include "options.h"
+#include "report/report.h"
 
 int mg_merge_joblogs(const struct mg_joblog_entry *e, size_t n, struct mg_merged *ret)
 {
@@ -62,12 +63,13 @@ void mg_merge_done(struct mg_merged *m)
 static void print_row(FILE *out, const struct mg_merged_task *t)
 {
 	const struct mg_joblog_entry *e = t->last;
-	char peak[MG_SIZE_STRLEN], share[MG_SIZE_STRLEN], ps[2 * MG_SIZE_STRLEN + 4];
+	char peak[MG_SIZE_STRLEN], share[MG_SIZE_STRLEN], ps[2 * MG_SIZE_STRLEN + 4], command[60 * 4 + 8];
 
 	snprintf(ps, sizeof(ps), "%s / %s", e->peak_known ? mg_size_format(e->peak, peak) : "?",
 	         mg_size_format(e->share, share));
-	fprintf(out, "%6lu  %8u  %-20s %21s  %-12s  %.60s%s\n", e->seq, t->attempts, e->outcome, ps, e->host,
-	        e->command, strlen(e->command) > 60 ? "..." : "");
+	/* An older joblog may hold control bytes raw: none reaches the terminal. */
+	fprintf(out, "%6lu  %8u  %-20s %21s  %-12s  %s\n", e->seq, t->attempts, e->outcome, ps, e->host,
+	        mg_report_shown(e->command, 60, command, sizeof(command)));
 }
 
 /* The merged summary: the sums, the failed tasks, the sizing advice. */

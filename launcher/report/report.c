@@ -118,26 +118,32 @@ static const char *status_word(const struct mg_task *t, char *buf, size_t size)
 	return buf;
 }
 
-/* A task-file line in the table: its first MG_TABLE_PARAM_MAX characters,
- * and "..." when there are more (the JSON report has it whole). */
-static const char *table_param(const char *param, char buf[MG_TABLE_PARAM_MAX * 4 + 4])
+const char *mg_report_shown(const char *s, unsigned max, char *buf, size_t size)
 {
-	size_t len = 0;
+	size_t w = 0, len = 0;
 
-	for (unsigned chars = 0; param[len] && chars < MG_TABLE_PARAM_MAX; chars++) {
-		size_t n = mg_utf8_len(param + len);
-		len += n ? n : 1;
+	for (unsigned chars = 0; s[len] && chars < max && w + 8 < size; chars++) {
+		unsigned char c = (unsigned char)s[len];
+		size_t n = mg_utf8_len(s + len);
+		if (c < 0x20 || c == 0x7f) {
+			w += (size_t)snprintf(buf + w, size - w, "\\x%02x", c);
+			len++;
+			continue;
+		}
+		n = n ? n : 1;
+		memcpy(buf + w, s + len, n);
+		w += n;
+		len += n;
 	}
-	if (!param[len])
-		return param;
-	memcpy(buf, param, len);
-	memcpy(buf + len, "...", 4);
+	buf[w] = '\0';
+	if (s[len] && w + 4 <= size)
+		memcpy(buf + w, "...", 4);
 	return buf;
 }
 
 void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
 {
-	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], st[32], why[256], param[MG_TABLE_PARAM_MAX * 4 + 4];
+	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], st[32], why[256], param[MG_TABLE_PARAM_MAX * 4 + 8];
 	size_t failed = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -165,10 +171,10 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 		snprintf(ps, sizeof(ps), "%s%s / %s", t->peak_sampled ? "~" : "",
 		         t->peak_known ? mg_size_format(t->peak, peak) : "?",
 		         mg_size_format(t->share, share));
-		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index,
+		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index + 1,
 		        status_word(t, st, sizeof(st)), ps, t->events.oom_kill, secs,
 		        mg_task_reason(t, why, sizeof(why)), t->param ? "  | " : "",
-		        t->param ? table_param(t->param, param) : "");
+		        t->param ? mg_report_shown(t->param, MG_TABLE_PARAM_MAX, param, sizeof(param)) : "");
 	}
 	if (brief)
 		fprintf(out,
@@ -287,7 +293,7 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 		bool exited = t->exited && WIFEXITED(t->wait_status);
 		bool signaled = t->exited && WIFSIGNALED(t->wait_status);
 
-		fprintf(f, "%s\n{\"index\":%u,\"param\":", i ? "," : "", t->index);
+		fprintf(f, "%s\n{\"index\":%u,\"param\":", i ? "," : "", t->index + 1);
 		if (t->param)
 			mg_json_string(f, t->param);
 		else

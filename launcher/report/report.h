@@ -28,6 +28,11 @@ struct mg_run_info {
 /* Characters of a task-file line the table shows; the JSON report has it all. */
 #define MG_TABLE_PARAM_MAX 60
 
+/* s as a table shows it: its first max characters (UTF-8), a control byte
+ * as \xHH so that none reaches a terminal raw, and "..." when there is
+ * more. Into buf (max * 4 + 8 bytes hold any); returns buf. */
+const char *mg_report_shown(const char *s, unsigned max, char *buf, size_t size);
+
 /* Above this many tasks the table shows only the failed ones, first, and
  * sums up the rest: hundreds of "ok" rows would bury them. The JSON report
  * and the joblog keep every row. */

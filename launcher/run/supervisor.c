@@ -257,7 +257,7 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	}
 	if (r < 0) {
 		t->spawn_errno = -r;
-		return mg_log_errno(LOG_ERR, r, "start task %u: %m", t->index);
+		return mg_log_errno(LOG_ERR, r, "start task %u: %m", t->index + 1);
 	}
 	t->state = MG_TASK_RUNNING;
 	s->running++;
@@ -465,7 +465,7 @@ static void kill_task(struct supervisor *s, struct mg_task *t)
 		r = r < 0 ? r : k < 0 ? k : 0;
 	}
 	if (r < 0 && r != -ENOENT)
-		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index);
+		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index + 1);
 }
 
 /* One line in the log for a task that ended for memory, or likely did, so
@@ -477,7 +477,7 @@ static void log_memory_end(const struct mg_task *t)
 	char why[256];
 
 	if (end != MG_MEMORY_END_NONE)
-		log_warn("task %u %s: %s", t->index, mg_memory_end_words(end),
+		log_warn("task %u %s: %s", t->index + 1, mg_memory_end_words(end),
 		         mg_task_reason(t, why, sizeof(why)));
 }
 
@@ -548,7 +548,7 @@ static void attempt_ended(struct supervisor *s, struct mg_task *t)
 		log_notice(
 		        "task %u: attempt %u failed for memory (%s); retry %u of %u with a %s share instead "
 		        "of %s, once that much of the budget is free",
-		        t->index, t->attempt, outcome, t->attempt - t->first_attempt + 1, cfg->retries,
+		        t->index + 1, t->attempt, outcome, t->attempt - t->first_attempt + 1, cfg->retries,
 		        mg_size_format(share, new), mg_size_format(t->share, old));
 		s->retry = bigger;
 		/* In the task file's order. */
@@ -589,7 +589,7 @@ static void finish(struct supervisor *s, struct mg_task *t)
 
 		/* Read the verdict before the cgroup and its counters are gone. */
 		if ((r = cgfd < 0 ? cgfd : mg_cg_read_memory_events(cgfd, &t->events)) < 0)
-			mg_log_errno(LOG_WARNING, r, "read memory.events of task %u: %m", t->index);
+			mg_log_errno(LOG_WARNING, r, "read memory.events of task %u: %m", t->index + 1);
 		if (cgfd >= 0 && mg_cg_read_u64(cgfd, "memory.peak", &peak) == 0) {
 			t->peak = peak;
 			t->peak_known = true;
@@ -755,7 +755,7 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		struct mg_task *t = &s->cfg->tasks[i];
 		if (t->state == MG_TASK_RUNNING && kill(-t->pid, sig) < 0 && errno != ESRCH)
 			mg_log_errno(LOG_WARNING, -errno, "forward SIG%s to task %u: %m", sigabbrev_np(sig),
-			             t->index);
+			             t->index + 1);
 	}
 	if (!terminating(sig))
 		return 0;
@@ -863,8 +863,8 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 		if (rss <= t->share || t->killed_by == MG_KILL_WATCHDOG)
 			continue;
 		char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN];
-		log_warn("task %u: RSS %s exceeds its %s share: killing it", t->index, mg_size_format(rss, a),
-		         mg_size_format(t->share, b));
+		log_warn("task %u: RSS %s exceeds its %s share: killing it", t->index + 1,
+		         mg_size_format(rss, a), mg_size_format(t->share, b));
 		t->killed_by = MG_KILL_WATCHDOG;
 		kill(-t->pid, SIGKILL);
 		/* Children that left the process group, or the tree, are the task's too. */

@@ -40,7 +40,7 @@ assert_eq "$(awk -F'\t' 'NR > 1 && $1 == 7 { printf "%s/%s/%d ", $12, $13, $9 / 
 assert_eq "$(awk -F'\t' 'NR > 1 && $1 == 8 { printf "%s/%s/%d ", $12, $13, $9 / 1048576 }' "$work/sweep.log")" \
 	"oom_killed/1/100 oom_killed/2/200 oom_killed/3/400 " "the runaway's attempts"
 assert_eq "$(json "$work/r.json" "[t['status'] for t in r['tasks']]")" "[0, 0, 0, 0, 0, 0, 0, 137]" "final statuses"
-assert_contains "$work/err" "task 6: attempt 1 failed for memory (oom_killed); retry 1 of 2 with a 200MiB share" "retry notice"
+assert_contains "$work/err" "task 7: attempt 1 failed for memory (oom_killed); retry 1 of 2 with a 200MiB share" "retry notice"
 
 # Never overcommitted: at every attempt's start, the shares of the attempts
 # running then (the joblog's Starttime and JobRuntime) fit in the budget.

@@ -133,8 +133,8 @@ static void large_table_leads_with_failures(void **state)
 	char *text = table(&info, tasks, 400);
 
 	assert_int_equal(count(text, "  | p"), 2);
-	assert_non_null(strstr(text, "    17  exit 3"));
-	assert_non_null(strstr(text, "   301  SIGKILL"));
+	assert_non_null(strstr(text, "    18  exit 3")); /* tasks[17], numbered from 1 */
+	assert_non_null(strstr(text, "   302  SIGKILL"));
 	assert_non_null(strstr(
 	        text,
 	        "memguard: 398 tasks that succeeded not shown (every row is in --report and --joblog)\n"));
