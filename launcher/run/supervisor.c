@@ -30,6 +30,12 @@
  * SIGTERM before SIGKILL: the grace period, at most this. */
 #define WATCHER_DELAY_MAX_USEC (5 * 1000000ull)
 
+/* Under RLIMIT_AS, VmPeak is sampled this many times per watchdog interval
+ * (every 50 ms): one read of /proc/<pid>/status per task. */
+#define AS_SAMPLES_PER_WATCHDOG 5
+/* ... and once soon after a task starts: 10 ms in. */
+#define AS_FIRST_SAMPLE_DIVISOR 25
+
 /* After a task's main process exits, how long its leftovers may take to die. */
 #define DRAIN_TIMEOUT_USEC (5 * 1000000ull)
 #define DRAIN_POLL_USEC 5000ull
@@ -128,6 +134,8 @@ void mg_free_argv(char **argv)
 
 static void finish(struct supervisor *s, struct mg_task *t);
 static void start_more(struct supervisor *s);
+static void arm(struct supervisor *s, sd_event_source **src, uint64_t usec, sd_event_time_handler_t cb);
+static int on_as_timer(sd_event_source *src, uint64_t usec, void *userdata);
 static void halt(struct supervisor *s, const struct mg_task *t, enum mg_halt_when when);
 static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **ret_task);
 
@@ -351,6 +359,12 @@ static void start_more(struct supervisor *s)
 			halt(s, t, mg_sweep_ended(sweep_of(cfg), t, true));
 			s->counts.failed++;
 			s->done++;
+		} else if (s->as_timer) {
+			/* A first look at its address space soon after it starts:
+			 * one that reaches its limit faster than the samples come
+			 * still has what of it was never resident known. */
+			arm(s, &s->as_timer, cfg->watchdog_interval_usec / AS_FIRST_SAMPLE_DIVISOR,
+			    on_as_timer);
 		}
 	}
 	if (s->done == cfg->ntasks || (s->stopping && s->running == 0))
@@ -481,15 +495,18 @@ static void log_memory_end(const struct mg_task *t)
 		         mg_task_reason(t, why, sizeof(why)));
 }
 
-/* A peak from samples: the largest seen, marked as such. */
+/* A peak from samples: the largest seen, marked as such. A sample of
+ * nothing is no peak: a task caught as it exits (a zombie has no memory)
+ * would have a Peak of 0 instead of "-". */
 static void note_sampled_peak(struct mg_task *t, uint64_t bytes)
 {
+	if (!bytes)
+		return;
 	if (!t->peak_known || bytes > t->peak)
 		t->peak = bytes;
 	t->peak_known = t->peak_sampled = true;
 }
 
-static void arm(struct supervisor *s, sd_event_source **src, uint64_t usec, sd_event_time_handler_t cb);
 static int on_grace_timer(sd_event_source *src, uint64_t usec, void *userdata);
 
 /* --halt's verdict on a sweep (farm/halt.h): soon starts nothing more; now
@@ -683,10 +700,14 @@ static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, v
 		for (size_t i = 0; i < s->cfg->ntasks; i++) {
 			struct mg_task *t = &s->cfg->tasks[i];
 			if (t->pid == pid && t->state == MG_TASK_RUNNING) {
-				/* Resident memory is address space too: an exact lower
-				 * bound for the verdict, where sampling VmPeak can miss. */
+				/* Resident memory is address space too: its peak, and
+				 * the part of the address space that was never resident
+				 * beside it, give the address space reached at the end,
+				 * which sampling VmPeak misses when the task grows fast
+				 * (the same task was near_limit in 1 run of 3). */
 				if (t->rlimit_as && ru.ru_maxrss > 0)
-					note_as_peak(t, (uint64_t)ru.ru_maxrss * 1024);
+					note_as_peak(t, (uint64_t)ru.ru_maxrss * 1024 +
+					                        (t->as_gap_known ? t->as_gap : 0));
 				task_exited(s, t, status);
 				break;
 			}
@@ -813,11 +834,15 @@ static void sample_as_peaks(const struct supervisor *s)
 {
 	for (size_t i = 0; s->cfg->rlimit_as && i < s->cfg->ntasks; i++) {
 		struct mg_task *t = &s->cfg->tasks[i];
-		uint64_t vmpeak;
+		uint64_t vmpeak, gap;
 
 		/* Unreaped, so the pid is still this task's. */
-		if (t->state == MG_TASK_RUNNING && mg_proc_read_vmpeak(s->cfg->procfd, t->pid, &vmpeak) == 0)
-			note_as_peak(t, vmpeak);
+		if (t->state != MG_TASK_RUNNING || mg_proc_read_as(s->cfg->procfd, t->pid, &vmpeak, &gap) < 0)
+			continue;
+		note_as_peak(t, vmpeak);
+		if (!t->as_gap_known || gap < t->as_gap)
+			t->as_gap = gap;
+		t->as_gap_known = true;
 	}
 }
 
@@ -825,7 +850,7 @@ static int on_as_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 
-	arm(s, &s->as_timer, s->cfg->watchdog_interval_usec, on_as_timer);
+	arm(s, &s->as_timer, s->cfg->watchdog_interval_usec / AS_SAMPLES_PER_WATCHDOG, on_as_timer);
 	sample_as_peaks(s);
 	return 0;
 }
@@ -843,7 +868,6 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 	int n;
 
 	arm(s, &s->watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
-	sample_as_peaks(s);
 	if (!pages)
 		return 0;
 	n = scan_tasks(s, &procs, &task);
@@ -962,8 +986,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		cfg->tasks[i].cgfd = -1;
 	if (!cfg->placement && cfg->watchdog_interval_usec)
 		arm(&s, &s.watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
-	else if (cfg->rlimit_as && cfg->watchdog_interval_usec)
-		arm(&s, &s.as_timer, cfg->watchdog_interval_usec, on_as_timer);
+	if (cfg->rlimit_as && cfg->watchdog_interval_usec)
+		arm(&s, &s.as_timer, cfg->watchdog_interval_usec / AS_SAMPLES_PER_WATCHDOG, on_as_timer);
 	if (!cfg->placement)
 		start_watcher(&s);
 	else if (cfg->watchdog_interval_usec && faccessat(cfg->placement->runfd, "memory.peak", F_OK, 0) < 0)
