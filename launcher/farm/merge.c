@@ -106,7 +106,7 @@ static void print_summary(const struct mg_merged *m, int nfiles, FILE *out)
 				share = m->tasks[i].last->share;
 		}
 	struct mg_sizing z;
-	if (peaks && mg_sizing_advise(peaks, k, 0, &z) == 0) {
+	if (peaks && mg_sizing_advise(peaks, k, 0, 0, &z) == 0) {
 		char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN], c[MG_SIZE_STRLEN], d[MG_SIZE_STRLEN],
 		        s[MG_SIZE_STRLEN];
 		fprintf(out,
