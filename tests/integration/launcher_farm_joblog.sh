@@ -58,6 +58,14 @@ status=0
 cat "$W/report"
 assert_eq "$status" 0 "B1: memguard report of the mended joblog"
 assert_eq "$(awk -F'\t' 'NR > 1 && $12 == "ok"' "$W/cut.log" | wc -l)" 3 "B1: ok lines"
+# The picture of it, and one that cannot be written.
+"$memguard" report --svg "$W/cut.svg" "$W/cut.log" >/dev/null || fail "memguard report --svg failed"
+python3 -c 'import sys, xml.etree.ElementTree as ET; sys.exit(ET.parse(sys.argv[1]).getroot().tag != "{http://www.w3.org/2000/svg}svg")' \
+	"$W/cut.svg" || fail "report --svg: not an SVG document"
+status=0
+"$memguard" report --svg /nonexistent/p.svg "$W/cut.log" >/dev/null 2>"$W/err-svg" || status=$?
+assert_eq "$status" 125 "report --svg into a missing directory"
+assert_contains "$W/err-svg" "cannot write the picture /nonexistent/p.svg: No such file" "report --svg: the reason"
 
 note "lock: two memguards on one joblog"
 "${mg[@]}" -n 1 --tasks "$W/abc" --joblog "$W/locked.log" -- sh -c 'touch '"$W"'/first.$MEMGUARD_TASK; exec sleep 30' \
