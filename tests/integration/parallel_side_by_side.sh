@@ -107,6 +107,7 @@ check "--colsep with a regexp" /dev/null -k --colsep '\s+' echo '[{1}]' '[{2}]' 
 check "--colsep with {}" /dev/null -k --colsep , echo {} ::: 'a,b' ' c , d '
 check "--quote" /dev/null -k --quote sh -c 'echo "$0|$1|{}"' {} 'x y' ::: 'a b' "c'd" '$e'
 check "+a pipe and a redirection" /dev/null -k 'echo {} | tr a-z A-Z > out.{#}; cat out.{#}' ::: ab 'c d' ef
+check "PARALLEL_SEQ and PARALLEL_JOBSLOT" /dev/null -k -j1 'echo $PARALLEL_SEQ $PARALLEL_JOBSLOT {}' ::: a b c
 check "a line of the shell's own" /dev/null -k 'for i in 1 2; do echo {}$i; done; test {} != b' ::: a b c
 
 # --- input sources -----------------------------------------------------------
