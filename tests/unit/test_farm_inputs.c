@@ -179,7 +179,8 @@ static void colsep(void **state)
 	assert_int_equal(mg_inputs_add(&in, c, 1, false, ":::"), 0);
 	assert_jobs(&in, "a|b|c;");
 
-	static const char *const bad[] = {"(", "a*", "", "[\\S]"};
+	static const char *const bad[] = {"(",       "a*",           "",         "[\\S]", "a++", "a{2}{3}",
+	                                  "a{1,40}", "a{2}b{2}c{2}", "'+++{1}'", "x?*"};
 	for (size_t i = 0; i < MG_ARRAY_SIZE(bad); i++) {
 		memset(err, 0, sizeof(err));
 		assert_int_equal(mg_inputs_set_colsep(&in, bad[i], err, sizeof(err)), -EINVAL);
