@@ -797,6 +797,11 @@ int main(int argc, char **argv)
 	struct mg_task *tasks;
 	int r, status = MG_EXIT_USAGE;
 
+	/* A standard fd the caller closed is /dev/null here: else the first file
+	 * memguard opens would take its place (standard input read as inputs). */
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			return MG_EXIT_USAGE;
 	mg_log_setup("memguard", MG_LOG_STDERR, LOG_INFO);
 	/* A subcommand; a program named report runs as memguard -- report. */
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
@@ -816,6 +821,12 @@ int main(int argc, char **argv)
 	}
 	if (plan_budget(&l) < 0)
 		goto out;
+	/* The tasks get no standard input, as parallel's jobs: what was there
+	 * were the inputs, or belongs to nobody. */
+	if (l.opt.parallel && (r = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (r != STDIN_FILENO)
+			dup2(r, STDIN_FILENO), close(r);
+	}
 	if (l.opt.parallel && l.total == 0) {
 		if (!l.opt.quiet)
 			log_notice("no input: nothing to run");

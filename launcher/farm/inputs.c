@@ -174,7 +174,8 @@ static int load_file(struct mg_inputs *in, const char *path, bool linked, char *
 	} else {
 		if (is_stdin && isatty(STDIN_FILENO))
 			log_notice("reading the arguments from the terminal: end them with Ctrl-D");
-		len = mg_read_file_max(is_stdin ? "/dev/stdin" : path, MG_INPUT_MAX_BYTES, &text);
+		len = is_stdin ? mg_read_fd_max(STDIN_FILENO, MG_INPUT_MAX_BYTES, &text)
+		               : mg_read_file_max(path, MG_INPUT_MAX_BYTES, &text);
 		if (is_stdin && len >= 0 && !(in->stdin_text = strdup(text)))
 			len = -ENOMEM;
 	}

@@ -127,6 +127,8 @@ check "standard input, no input" /dev/null -k echo '[{}]'
 check ":::: - is standard input" "$W/in/stdin" -k echo :::: - ::: 1
 check "-a - is standard input" "$W/in/stdin" -k -a - echo {#} {}
 check "standard input of a file with blank lines" "$W/in/lines" -k echo '[{}]'
+check "+the tasks' own standard input is empty" "$W/in/stdin" -k 'cat; echo {}' ::: a b
+check "the tasks' standard input, the inputs read from it" "$W/in/stdin" -k 'cat; echo {}'
 
 # --- options -----------------------------------------------------------------
 check "-j 1" /dev/null -j 1 echo ::: a b c
