@@ -5,7 +5,8 @@
 # task that grows without end is killed at 100, 200 and 400 MiB and then
 # fails for good (--retries 2), and the run ends. The shares running never
 # pass the budget. --results holds every attempt's output, --progress
-# prints status lines.
+# prints status lines. On GNU parallel's command line, a failure that a retry
+# follows is none for --halt.
 . "$(dirname "$0")/lib.sh"
 
 MiB=$((1 << 20))
@@ -63,4 +64,32 @@ n=$(grep -c '^memguard: [0-9]*/8 done ([0-9]* failed), [0-9]* running, [0-9]* re
 note "$n status lines"
 [ "$n" -ge 3 ] || fail "only $n status lines from --progress=1s"
 assert_contains "$work/err" "8/8 done (1 failed), 0 running, 3 retried" "the last status line"
+assert_no_leftover
+
+# The same tasks on GNU parallel's command line, under --halt now,fail=1: the
+# 150 MiB task's first attempt, killed at its share, is no failure for
+# --halt, since its retry follows; it succeeds, and so does the run. Its
+# output is the retry's alone (grouped output: the killed attempt's is
+# dropped). Only the runaway's final failure halts the run.
+set +e
+timeout 300 "$memguard" -j 4 --mem 400M --strict --retries 2 --halt now,fail=1 -k \
+	'echo "start {} share $MEMGUARD_MEM_BYTES"; exec '"$memhog"' -s 10 -d 20 -H 500 {}' \
+	::: 40 40 150 40 >"$work/halt.out" 2>"$work/halt.err"
+status=$?
+set -e
+cat "$work/halt.err"
+assert_eq "$status" 0 "--halt now,fail=1: a retried memory failure does not halt the run"
+assert_eq "$(cat "$work/halt.out")" "start 40 share $((100 * MiB))
+start 40 share $((100 * MiB))
+start 150 share $((200 * MiB))
+start 40 share $((100 * MiB))" "the output, in order, the retry's for the 150 MiB task"
+assert_contains "$work/halt.err" "task 3: attempt 1 failed for memory (oom_killed); retry 1 of 2" "the retry"
+set +e
+timeout 300 "$memguard" -j 4 --mem 400M --strict --retries 1 --halt now,fail=1 -- \
+	"$memhog" -s 10 -d 20 -H 2000 {} ::: inf 40 >"$work/halt2.out" 2>"$work/halt2.err"
+status=$?
+set -e
+cat "$work/halt2.err"
+assert_eq "$status" 137 "--halt now,fail=1: the runaway's final failure halts, with its status"
+assert_contains "$work/halt2.err" "task 1 ended with status 137: --halt now" "the halt said"
 assert_no_leftover
