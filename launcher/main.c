@@ -792,7 +792,10 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 
 int main(int argc, char **argv)
 {
-	struct launch l = {.procfd = -1, .placement = MG_PLACEMENT_INIT, .farm = MG_FARM_INIT};
+	struct launch l = {.procfd = -1,
+	                   .placement = MG_PLACEMENT_INIT,
+	                   .farm = MG_FARM_INIT,
+	                   .sweep = {.output = {.spool = -1}}};
 	const char *signal_name = NULL;
 	struct mg_task *tasks;
 	int r, status = MG_EXIT_USAGE;
@@ -800,7 +803,8 @@ int main(int argc, char **argv)
 	/* A standard fd the caller closed is /dev/null here: else the first file
 	 * memguard opens would take its place (standard input read as inputs). */
 	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
 			return MG_EXIT_USAGE;
 	mg_log_setup("memguard", MG_LOG_STDERR, LOG_INFO);
 	/* A subcommand; a program named report runs as memguard -- report. */
@@ -859,7 +863,8 @@ int main(int argc, char **argv)
 	}
 	if ((tasks = supervise(&l, &signal_name))) {
 		/* The tasks' output that waited (-k), before memguard's summary. */
-		mg_output_done(&l.sweep.output);
+		if (l.opt.parallel)
+			mg_output_done(&l.sweep.output);
 		status = report(&l, tasks, signal_name);
 		free(tasks);
 	}
@@ -868,7 +873,8 @@ out:
 		free(l.command);
 	if (l.sweep.words != l.written)
 		free((char **)l.sweep.words);
-	mg_sweep_done(&l.sweep);
+	if (l.opt.parallel)
+		mg_sweep_done(&l.sweep);
 	mg_free_argv(l.split);
 	mg_placement_teardown(&l.placement);
 	mg_cgroup_mount_done(&l.mount);
