@@ -17,6 +17,7 @@
 #   a run stopped by SIGTERM exits 143, whatever its tasks did.
 # Runs on the host through ctest (degraded: no cgroup, no memory used) and in
 # the VM (cgroup mode). Not lib.sh: it insists on cgroup v2.
+# shellcheck disable=SC2016,SC2154 # the tasks' $VARIABLES; the trap's own loop
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 memguard=${MEMGUARD_BUILD:-$top/build}/bin/memguard

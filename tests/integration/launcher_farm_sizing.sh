@@ -36,7 +36,7 @@ cat "$work/err1"
 advice=$(grep '^memguard: sizing:' "$work/err1") || fail "no sizing advice"
 share=$(sed -n 's/.*--mem-per-task \([^ ]*\) would fit them all.*/\1/p' <<<"$advice")
 n=$(sed -n 's/.*(-n \([0-9]*\).*/\1/p' <<<"$advice")
-[ -n "$share" ] && [ -n "$n" ] || fail "no --mem-per-task or -n in: $advice"
+if [ -z "$share" ] || [ -z "$n" ]; then fail "no --mem-per-task or -n in: $advice"; fi
 note "the advice: --mem-per-task $share -n $n"
 grep -q "their address space reached .* under RLIMIT_AS, which is the share" <<<"$advice" ||
 	fail "the advice does not say it rests on the address space: $advice"

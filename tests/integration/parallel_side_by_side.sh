@@ -16,6 +16,7 @@
 # cgroup v2 memory controller the runs are degraded, with one (as root) the
 # tasks get their cgroups.
 # (Not lib.sh: it insists on cgroup v2, and this test runs without it too.)
+# shellcheck disable=SC1083,SC2016 # {} and $x are parallel's and the tasks', not this shell's
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 memguard=${MEMGUARD_BUILD:-$top/build}/bin/memguard
