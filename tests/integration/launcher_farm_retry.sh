@@ -6,8 +6,9 @@
 # fails for good (--retries 2), and the run ends. The shares running never
 # pass the budget. --results holds every attempt's output, --progress
 # prints status lines. On GNU parallel's command line, a failure that a retry
-# follows is none for --halt.
+# follows is none for --halt. A retry cut off by a stop resumes with its share.
 . "$(dirname "$0")/lib.sh"
+trap kill_recorded EXIT
 
 MiB=$((1 << 20))
 {
@@ -92,4 +93,32 @@ set -e
 cat "$work/halt2.err"
 assert_eq "$status" 137 "--halt now,fail=1: the runaway's final failure halts, with its status"
 assert_contains "$work/halt2.err" "task 1 ended with status 137: --halt now" "the halt said"
+
+# B3: a memory retry a stop cut off keeps its larger share. The 150 MiB task
+# is killed at its 100 MiB share; its retry with 200 MiB holds its memory
+# when the job is stopped (exit 143, the retry logged interrupted); the
+# resume runs it at 200 MiB, and it succeeds (main restarted it at 100 MiB).
+echo 150 >"$work/one"
+"$memguard" -n 1 --mem-per-task 100M --mem 400M --strict --retries 2 --tasks "$work/one" \
+	--joblog "$work/b3.log" -- sh -c 'echo "$MEMGUARD_MEM_BYTES" >'"$work"'/b3.share; exec '"$memhog"' -s 10 -d 20 -H 60000 {}' \
+	2>"$work/b3.err" &
+pid=$!
+echo "$pid" >"$work/pid.b3"
+wait_for 120 grep -qx $((200 * MiB)) "$work/b3.share" || fail "B3: the retry with 200 MiB did not start"
+sleep 2 # it holds its 150 MiB by now
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+cat "$work/b3.err"
+assert_eq "$status" 143 "B3: the stopped run"
+assert_eq "$(awk -F'\t' 'NR > 1 { printf "%s/%s/%d ", $12, $13, $9 / 1048576 }' "$work/b3.log")" \
+	"oom_killed/1/100 interrupted/2/200 " "B3: the attempts before the stop"
+status=0
+timeout 300 "$memguard" -n 1 --mem-per-task 100M --mem 400M --strict --retries 2 --tasks "$work/one" \
+	--joblog "$work/b3.log" --resume -- sh -c 'exec '"$memhog"' -s 10 -d 20 -H 200 {}' 2>"$work/b3r.err" || status=$?
+cat "$work/b3r.err"
+cat "$work/b3.log"
+assert_eq "$status" 0 "B3: the resumed retry succeeds"
+assert_eq "$(awk -F'\t' 'NR > 1 && $13 == 3 { printf "%s/%d", $12, $9 / 1048576 }' "$work/b3.log")" "ok/200" \
+	"B3: attempt 3 ran with the retry's 200 MiB"
 assert_no_leftover
