@@ -236,9 +236,8 @@ static int preflight(const struct launch *l)
 static int plan_budget(struct launch *l)
 {
 	char err[512];
-	int r;
-
 	long njobs = 0;
+	int r;
 
 	if (l->opt.tasks_file && (r = mg_tasklist_load(l->opt.tasks_file, &l->list, err, sizeof(err))) < 0)
 		return log_err("%s", err), r;
@@ -459,13 +458,12 @@ static int lock_joblog(struct launch *l, bool create)
 	fd = mg_joblog_open(l->joblog, create, !l->node.multi);
 	if (fd == -ENOENT && !create)
 		return 0;
-	if (fd == -EWOULDBLOCK)
-		return log_err("the joblog %s is in use by another memguard: two runs on one joblog would "
-		               "run "
-		               "every task twice; wait for that run to end, or give this one a joblog of its "
-		               "own",
-		               l->joblog),
-		       fd;
+	if (fd == -EWOULDBLOCK) {
+		log_err("the joblog %s is in use by another memguard: two runs on one joblog would run every "
+		        "task twice; wait for that run to end, or give this one a joblog of its own",
+		        l->joblog);
+		return fd;
+	}
 	if (fd < 0)
 		return mg_log_errno(LOG_ERR, fd, "cannot open the joblog %s: %m", l->joblog);
 	l->farm.joblog_fd = fd;
@@ -490,7 +488,7 @@ static int plan_farm(struct launch *l)
 	 * every line, which is rarely what was meant. */
 	if (!opt->joblog_path && (opt->tasks_file || opt->parallel) && !opt->quiet &&
 	    mg_farm_node_from_env(environ, &l->node, err, sizeof(err)) != 0)
-		log_warn("started as node %lu of %lu (%s) with --tasks but no --joblog: every node runs "
+		log_warn("started as node %lu of %lu (%s) with a task list but no --joblog: every node runs "
 		         "every line; "
 		         "--joblog FILE shares the list among them",
 		         l->node.rank, l->node.size, l->node.rank_from);
@@ -541,6 +539,7 @@ static int plan_farm(struct launch *l)
 	        .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
 	        /* {%} is the slot a task ran in, which the next run need not give it. */
 	        .seq_only = opt->parallel && l->sweep.has_slot,
+	        .list = opt->parallel ? "inputs" : NULL,
 	};
 	if ((r = mg_resume_decide(&in, l->plans, err, sizeof(err))) < 0)
 		return log_err("%s", r == -ENOMEM ? "out of memory" : err), r;
