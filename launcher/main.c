@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,18 +376,6 @@ static int pool_word(struct launch *l)
 	if ((r = append_word(l->written, l->pool_set.arg, &words)) < 0)
 		return mg_log_errno(LOG_ERR, r, "cannot add %s to the command: %m", l->pool_set.arg);
 	l->sweep.words = words;
-	return 0;
-}
-
-/* The number of the terminating signal the run received, from its
- * description (mg_supervise says it so); 0 for none. */
-static int stop_signal(const char *description)
-{
-	static const int stops[] = {SIGTERM, SIGINT, SIGHUP};
-
-	for (size_t i = 0; description && i < MG_ARRAY_SIZE(stops); i++)
-		if (strcmp(description, sigdescr_np(stops[i])) == 0)
-			return stops[i];
 	return 0;
 }
 
@@ -770,14 +757,12 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .advise = l->opt.tasks_file != NULL || l->opt.parallel,
 	        .cpus = cpus_allowed(),
 	};
-	int stopped_by = stop_signal(signal_name);
-
 	/* A run that was stopped says so, whatever its tasks did; with GNU
 	 * parallel's inputs, parallel's status. */
-	info.status_set = stopped_by || l->opt.parallel;
-	info.exit_status = stopped_by        ? 128 + stopped_by
-	                   : l->opt.parallel ? mg_sweep_exit_status(&l->sweep)
-	                                     : 0;
+	info.status_set = true;
+	info.exit_status =
+	        mg_run_final_status(mg_stop_signal(signal_name), l->opt.parallel,
+	                            l->opt.parallel ? mg_sweep_exit_status(&l->sweep) : 0, tasks, l->torun);
 
 	int status = mg_run_metrics_finish(
 	        l->opt.metrics_path, &info, tasks, l->torun,

@@ -404,6 +404,24 @@ int mg_run_status(const struct mg_run_info *info, const struct mg_task *tasks, s
 	return info->status_set ? info->exit_status : mg_run_exit_status(tasks, n);
 }
 
+int mg_stop_signal(const char *description)
+{
+	static const int stops[] = {SIGTERM, SIGINT, SIGHUP};
+
+	for (size_t i = 0; description && i < MG_ARRAY_SIZE(stops); i++)
+		if (strcmp(description, sigdescr_np(stops[i])) == 0)
+			return stops[i];
+	return 0;
+}
+
+int mg_run_final_status(int stop_signal, bool parallel, int parallel_status, const struct mg_task *tasks,
+                        size_t n)
+{
+	if (stop_signal)
+		return 128 + stop_signal;
+	return parallel ? parallel_status : mg_run_exit_status(tasks, n);
+}
+
 int mg_run_exit_status(const struct mg_task *tasks, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -68,3 +68,13 @@ int mg_run_exit_status(const struct mg_task *tasks, size_t n);
 
 /* The run's exit status: info's when set, else mg_run_exit_status(). */
 int mg_run_status(const struct mg_run_info *info, const struct mg_task *tasks, size_t n);
+
+/* The signal that stopped a run, from its description as mg_supervise
+ * gives it (sigdescr_np: "Terminated"): SIGTERM, SIGINT or SIGHUP, else 0. */
+int mg_stop_signal(const char *description);
+
+/* The exit status a run ends with, pure: 128 + stop_signal when memguard was
+ * stopped, whatever its tasks did; else with GNU parallel's inputs
+ * parallel_status (farm/halt.h); else mg_run_exit_status(). */
+int mg_run_final_status(int stop_signal, bool parallel, int parallel_status, const struct mg_task *tasks,
+                        size_t n);

@@ -173,6 +173,40 @@ static void task_exit_status_table(void **state)
 	}
 }
 
+/* The status a run ends with: stopped, parallel's, or the first failure's. */
+static void final_status_table(void **state)
+{
+	struct mg_task ok[] = {exited_task(0, 0), exited_task(1, 0)};
+	struct mg_task failed[] = {exited_task(0, 0), exited_task(1, 3), signaled_task(2, SIGKILL)};
+	static const struct {
+		int signal;
+		bool parallel;
+		int parallel_status;
+		bool fails;
+		int want;
+	} cases[] = {
+	        {0, false, 0, false, 0},        {0, false, 0, true, 3},
+	        {SIGTERM, false, 0, true, 143}, {SIGTERM, false, 0, false, 143},
+	        {SIGINT, false, 0, false, 130}, {SIGHUP, true, 2, true, 129},
+	        {0, true, 2, true, 2},          {0, true, 101, true, 101},
+	        {0, true, 0, false, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct mg_task *t = cases[i].fails ? failed : ok;
+		size_t n = cases[i].fails ? MG_ARRAY_SIZE(failed) : MG_ARRAY_SIZE(ok);
+		assert_int_equal(mg_run_final_status(cases[i].signal, cases[i].parallel,
+		                                     cases[i].parallel_status, t, n),
+		                 cases[i].want);
+	}
+	assert_int_equal(mg_stop_signal(sigdescr_np(SIGTERM)), SIGTERM);
+	assert_int_equal(mg_stop_signal(sigdescr_np(SIGINT)), SIGINT);
+	assert_int_equal(mg_stop_signal(sigdescr_np(SIGHUP)), SIGHUP);
+	assert_int_equal(mg_stop_signal(sigdescr_np(SIGUSR1)), 0); /* forwarded, stops nothing */
+	assert_int_equal(mg_stop_signal(NULL), 0);
+	assert_int_equal(mg_stop_signal("Terminated?"), 0);
+}
+
 static void run_exit_status_first_failure_by_index(void **state)
 {
 	struct mg_task all_ok[] = {exited_task(0, 0), exited_task(1, 0), exited_task(2, 0)};
@@ -977,6 +1011,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(task_exit_status_table),
 	        cmocka_unit_test(run_exit_status_first_failure_by_index),
+	        cmocka_unit_test(final_status_table),
 	        cmocka_unit_test(task_reason_table),
 	        cmocka_unit_test(task_reason_odd_share_and_small_buffer),
 	        cmocka_unit_test(report_table_rows_and_summary),
