@@ -99,9 +99,10 @@ assert_contains "$work/halt2.err" "task 1 ended with status 137: --halt now" "th
 # when the job is stopped (exit 143, the retry logged interrupted); the
 # resume runs it at 200 MiB, and it succeeds (main restarted it at 100 MiB).
 echo 150 >"$work/one"
-"$memguard" -n 1 --mem-per-task 100M --mem 400M --strict --retries 2 --tasks "$work/one" \
-	--joblog "$work/b3.log" -- sh -c 'echo "$MEMGUARD_MEM_BYTES" >'"$work"'/b3.share; exec '"$memhog"' -s 10 -d 20 -H 60000 {}' \
-	2>"$work/b3.err" &
+# The same command both times (a resume matches it); how long it holds comes from the environment.
+b3_task='echo "$MEMGUARD_MEM_BYTES" >'"$work"'/b3.share; exec '"$memhog"' -s 10 -d 20 -H "$HOLD" {}'
+HOLD=60000 "$memguard" -n 1 --mem-per-task 100M --mem 400M --strict --retries 2 --tasks "$work/one" \
+	--joblog "$work/b3.log" -- sh -c "$b3_task" 2>"$work/b3.err" &
 pid=$!
 echo "$pid" >"$work/pid.b3"
 wait_for 120 grep -qx $((200 * MiB)) "$work/b3.share" || fail "B3: the retry with 200 MiB did not start"
@@ -114,8 +115,8 @@ assert_eq "$status" 143 "B3: the stopped run"
 assert_eq "$(awk -F'\t' 'NR > 1 { printf "%s/%s/%d ", $12, $13, $9 / 1048576 }' "$work/b3.log")" \
 	"oom_killed/1/100 interrupted/2/200 " "B3: the attempts before the stop"
 status=0
-timeout 300 "$memguard" -n 1 --mem-per-task 100M --mem 400M --strict --retries 2 --tasks "$work/one" \
-	--joblog "$work/b3.log" --resume -- sh -c 'exec '"$memhog"' -s 10 -d 20 -H 200 {}' 2>"$work/b3r.err" || status=$?
+HOLD=200 timeout 300 "$memguard" -n 1 --mem-per-task 100M --mem 400M --strict --retries 2 --tasks "$work/one" \
+	--joblog "$work/b3.log" --resume -- sh -c "$b3_task" 2>"$work/b3r.err" || status=$?
 cat "$work/b3r.err"
 cat "$work/b3.log"
 assert_eq "$status" 0 "B3: the resumed retry succeeds"

@@ -151,9 +151,9 @@ check "--tag with --colsep" /dev/null -k --tag --colsep , echo {2} :::: "$W/in/c
 check "+--tag, a last line without its newline" /dev/null -k --tag printf "'x\ny'" ::: a b
 check "--tag, no output" /dev/null -k --tag true ::: a b
 check "--tag --line-buffer" /dev/null --tag --line-buffer -j1 printf "'1\n2\n'" ::: a b
-check "+--dry-run" /dev/null --dry-run echo {} {.} ::: a.b 'c d'
+check "+--dry-run" /dev/null --dry-run -k echo {} {.} ::: a.b 'c d'
 check "--dry-run --tag" /dev/null --dry-run --tag -k echo {#} ::: a b
-check "--dry-run, standard input" "$W/in/stdin" --dry-run echo {}
+check "--dry-run, standard input" "$W/in/stdin" --dry-run -k echo {}
 
 # --- exit statuses -----------------------------------------------------------
 check "+exit status: the number that failed" /dev/null -k 'echo {}; exit {}' ::: 0 1 2 0 3
