@@ -15,8 +15,11 @@
 #include "run/budget.h"
 #include "farm/farm.h"
 #include "farm/joblog.h"
+#include "farm/joblogfile.h"
 #include "farm/merge.h"
 #include "farm/nodes.h"
+#include "farm/compose.h"
+#include "farm/sweep.h"
 #include "memguard/cgroup.h"
 #include "memguard/contract.h"
 #include "memguard/config.h"
@@ -170,6 +173,10 @@ struct launch {
 	char claims[PATH_MAX]; /* across nodes: FILE.claims/<run> */
 	char **texts;          /* the joblogs read, kept while their entries are */
 	size_t ntexts;
+	/* GNU parallel's inputs (opt.parallel) */
+	struct mg_sweep sweep;
+	char **written; /* the command as written, each task's template; opt.command may be its words split */
+	char **split;   /* that split (heap), or NULL */
 };
 
 /* Options and configuration. Returns MG_PARSE_RUN, MG_PARSE_EXIT_OK after
@@ -207,7 +214,7 @@ static int configure(struct launch *l, int argc, char **argv)
 static int preflight(const struct launch *l)
 {
 	const char *name = l->opt.command[0];
-	char path[PATH_MAX];
+	char path[PATH_MAX], program[PATH_MAX];
 	int r;
 
 	if (l->opt.report_path && (r = mg_report_check(l->opt.report_path)) < 0) {
@@ -219,6 +226,9 @@ static int preflight(const struct launch *l)
 		return MG_EXIT_USAGE;
 	}
 	if (l->opt.tasks_file && strstr(name, "{}"))
+		return 0;
+	/* A line for the shell: its program, when the line names one itself. */
+	if (l->opt.parallel && !(name = mg_compose_program(l->written, program, sizeof(program))))
 		return 0;
 	r = mg_command_resolve(name, getenv("PATH"), path, sizeof(path));
 	if (r == -ENOENT) {
@@ -237,19 +247,28 @@ static int preflight(const struct launch *l)
 static int plan_budget(struct launch *l)
 {
 	char err[512];
+	long njobs = 0;
 	int r;
 
 	if (l->opt.tasks_file && (r = mg_tasklist_load(l->opt.tasks_file, &l->list, err, sizeof(err))) < 0)
 		return log_err("%s", err), r;
+	if (l->opt.parallel &&
+	    (njobs = mg_sweep_plan(&l->sweep, &l->opt, l->written, environ, err, sizeof(err))) < 0)
+		return log_err("%s", err), (int)njobs;
 	mg_default_ntasks(environ, cpus_allowed(), &l->ntasks);
 	if (l->opt.ntasks) {
 		l->ntasks.value = l->opt.ntasks;
 		snprintf(l->ntasks.where, sizeof(l->ntasks.where), "-n");
+	} else if (l->opt.jobs) {
+		l->ntasks.value = mg_jobs_resolve(l->opt.jobs, cpus_allowed());
+		snprintf(l->ntasks.where, sizeof(l->ntasks.where), "-j %s of %u CPUs", l->opt.jobs,
+		         cpus_allowed());
 	}
 	l->parallel = (unsigned)l->ntasks.value;
-	l->total = l->opt.tasks_file ? l->list.count : l->parallel;
-	if (l->opt.tasks_file && l->list.count < l->parallel)
-		l->parallel = (unsigned)l->list.count;
+	l->total = l->opt.tasks_file ? l->list.count : l->opt.parallel ? (size_t)njobs : l->parallel;
+	if ((l->opt.tasks_file || l->opt.parallel) && l->total < l->parallel)
+		l->parallel =
+		        l->total ? (unsigned)l->total : 1; /* no input: nothing runs, the plan still holds */
 
 	r = mg_cgroup_find_memory_mount(l->procfd, &l->mount);
 	if (r < 0)
@@ -488,6 +507,21 @@ static int set_limits(struct launch *l)
 	return 0;
 }
 
+/* A pool's word (set_limits) goes into a sweep's lines too. Returns 0, or
+ * -errno (said). */
+static int pool_word(struct launch *l)
+{
+	char **words;
+	int r;
+
+	if (!l->opt.parallel || !l->pool_set.arg[0] || l->command == l->opt.command)
+		return 0;
+	if ((r = append_word(l->written, l->pool_set.arg, &words)) < 0)
+		return mg_log_errno(LOG_ERR, r, "cannot add %s to the command: %m", l->pool_set.arg);
+	l->sweep.words = words;
+	return 0;
+}
+
 /* One joblog's lines, appended to *entries; its text is kept in l->texts
  * while they point into it. Returns 0, or -errno (said). */
 static int read_joblog(struct launch *l, const char *path, struct mg_joblog_entry **entries, size_t *n)
@@ -542,6 +576,30 @@ static int read_joblogs(struct launch *l, struct mg_joblog_entry **entries, size
 	return r;
 }
 
+/* Opens the joblog (create: make it when missing) under its lock into
+ * l->farm.joblog_fd. Returns 0 (also when it is missing and not to be
+ * made), or -errno (said). */
+static int lock_joblog(struct launch *l, bool create)
+{
+	int fd;
+
+	if (l->farm.joblog_fd >= 0)
+		return 0;
+	fd = mg_joblog_open(l->joblog, create, !l->node.multi);
+	if (fd == -ENOENT && !create)
+		return 0;
+	if (fd == -EWOULDBLOCK) {
+		log_err("the joblog %s is in use by another memguard: two runs on one joblog would run every "
+		        "task twice; wait for that run to end, or give this one a joblog of its own",
+		        l->joblog);
+		return fd;
+	}
+	if (fd < 0)
+		return mg_log_errno(LOG_ERR, fd, "cannot open the joblog %s: %m", l->joblog);
+	l->farm.joblog_fd = fd;
+	return 0;
+}
+
 /* The farm: each task's command text for the joblog, what a resume runs
  * (farm/joblog.c), the retries. Returns 0, or -errno (said). */
 static int plan_farm(struct launch *l)
@@ -552,13 +610,15 @@ static int plan_farm(struct launch *l)
 	char err[1024];
 	int r;
 
-	l->retries = opt->retries >= 0 ? (unsigned)opt->retries : opt->tasks_file ? MG_RETRIES_DEFAULT : 0;
+	l->retries = opt->retries >= 0                  ? (unsigned)opt->retries
+	             : opt->tasks_file || opt->parallel ? MG_RETRIES_DEFAULT
+	                                                : 0;
 	l->torun = l->total;
 	/* One of several nodes with a task list but no joblog: every node runs
 	 * every line, which is rarely what was meant. */
-	if (!opt->joblog_path && opt->tasks_file && !opt->quiet &&
+	if (!opt->joblog_path && (opt->tasks_file || opt->parallel) && !opt->quiet &&
 	    mg_farm_node_from_env(environ, &l->node, err, sizeof(err)) != 0)
-		log_warn("started as node %lu of %lu (%s) with --tasks but no --joblog: every node runs "
+		log_warn("started as node %lu of %lu (%s) with a task list but no --joblog: every node runs "
 		         "every line; "
 		         "--joblog FILE shares the list among them",
 		         l->node.rank, l->node.size, l->node.rank_from);
@@ -576,12 +636,19 @@ static int plan_farm(struct launch *l)
 			log_notice("node %lu of %lu (%s): joblog %s, lines claimed in %s", l->node.rank,
 			           l->node.size, l->node.rank_from, l->joblog, l->claims);
 	}
+	/* A joblog of one memguard's own is locked before it is read: a second
+	 * memguard on it would run every task again. Across nodes each has its own. */
+	if ((r = lock_joblog(l, false)) < 0)
+		return r;
 	if (!(l->farm.commands = calloc(l->total, sizeof(char *))))
 		return log_err("out of memory for %zu tasks' commands", l->total), -ENOMEM;
 	for (size_t i = 0; i < l->total; i++) {
 		char **argv = opt->tasks_file ? mg_expand_command(l->command, l->list.lines[i]) : NULL;
-		l->farm.commands[i] = mg_joblog_command(argv ? argv : l->command);
+		/* A sweep's: its line for the shell, as parallel's joblog has it. */
+		char *line = opt->parallel ? mg_sweep_line(&l->sweep, i, 1) : NULL, *words[] = {line, NULL};
+		l->farm.commands[i] = mg_joblog_command(line ? words : argv ? argv : l->command);
 		mg_free_argv(argv);
+		free(line);
 		if (!l->farm.commands[i])
 			return log_err("out of memory for %zu tasks' commands", l->total), -ENOMEM;
 	}
@@ -600,6 +667,9 @@ static int plan_farm(struct launch *l)
 	        .retries = l->retries,
 	        .budget = l->budget.usable,
 	        .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
+	        /* {%} is the slot a task ran in, which the next run need not give it. */
+	        .seq_only = opt->parallel && l->sweep.has_slot,
+	        .list = opt->parallel ? "inputs" : NULL,
 	};
 	if ((r = mg_resume_decide(&in, l->plans, err, sizeof(err))) < 0)
 		return log_err("%s", r == -ENOMEM ? "out of memory" : err), r;
@@ -626,8 +696,8 @@ static int plan_farm(struct launch *l)
 static int open_farm(struct launch *l)
 {
 	const struct mg_options *opt = &l->opt;
-	struct stat st;
 	char *dot;
+	int r;
 
 	if (opt->results_dir) {
 		if (mkdir(opt->results_dir, 0777) < 0 && errno != EEXIST)
@@ -636,6 +706,10 @@ static int open_farm(struct launch *l)
 		l->farm.results_fd = open(opt->results_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (l->farm.results_fd < 0)
 			return mg_log_errno(LOG_ERR, -errno, "cannot open the results folder %s: %m",
+			                    opt->results_dir);
+		/* Else every task would fail to start, one after the other. */
+		if (faccessat(l->farm.results_fd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+			return mg_log_errno(LOG_ERR, -errno, "cannot write into the results folder %s: %m",
 			                    opt->results_dir);
 		l->farm.results_path = opt->results_dir;
 	}
@@ -660,13 +734,17 @@ static int open_farm(struct launch *l)
 		l->farm.claims_path = l->claims;
 	}
 	l->farm.joblog_path = l->joblog;
-	l->farm.joblog_fd = open(
-	        l->joblog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (opt->resume ? 0 : O_TRUNC),
-	        0666);
-	if (l->farm.joblog_fd < 0 || fstat(l->farm.joblog_fd, &st) < 0)
-		return mg_log_errno(LOG_ERR, -errno, "cannot open the joblog %s: %m", l->joblog);
-	if (st.st_size == 0 && write(l->farm.joblog_fd, MG_JOBLOG_HEADER, strlen(MG_JOBLOG_HEADER)) < 0)
-		return mg_log_errno(LOG_ERR, -errno, "cannot write the joblog %s: %m", l->joblog);
+	if ((r = lock_joblog(l, true)) < 0)
+		return r;
+	/* Emptied (as GNU parallel does), or a line cut off mended before the
+	 * next is appended to it. */
+	ssize_t cut = mg_joblog_prepare(l->farm.joblog_fd, opt->resume);
+	if (cut < 0)
+		return mg_log_errno(LOG_ERR, (int)cut, "cannot write the joblog %s: %m", l->joblog);
+	if (cut > 0 && !opt->quiet)
+		log_notice("the joblog %s ended in a line cut off (%zd bytes, a run died while writing it): "
+		           "removed; that attempt runs again",
+		           l->joblog, cut);
 	return 0;
 }
 
@@ -761,12 +839,25 @@ static struct mg_task *supervise(struct launch *l, const char **ret_signal)
 			continue;
 		struct mg_task *t = &tasks[n++];
 		t->index = (unsigned)i;
-		t->param = l->opt.tasks_file ? l->list.lines[i] : NULL;
+		t->param = l->opt.tasks_file ? l->list.lines[i] : l->opt.parallel ? l->sweep.params[i] : NULL;
 		t->share = p && p->share ? p->share : l->budget.share;
 		t->attempt = p ? p->attempt : 1;
-		/* A retry the last run planned counts on from its attempts; a
-		 * task run again by --resume-failed gets its retries afresh. */
-		t->first_attempt = p && p->share && !p->failed_before ? 1 : t->attempt;
+		/* A retry the last run planned counts on from the memory failures
+		 * before it; a task run again by --resume-failed gets its retries
+		 * afresh. */
+		t->first_attempt = p ? t->attempt - p->retried : 1;
+	}
+	if (l->opt.parallel) {
+		_cleanup_free_ size_t *indices = calloc(n ? n : 1, sizeof(*indices));
+		for (size_t i = 0; indices && i < n; i++)
+			indices[i] = tasks[i].index;
+		if (!indices ||
+		    mg_sweep_start(&l->sweep, &l->opt, indices, n, l->parallel, l->farm.commands) < 0) {
+			log_err("out of memory for %zu tasks' output", n);
+			free(tasks);
+			return NULL;
+		}
+		l->farm.sweep = &l->sweep;
 	}
 	/* One cgroup fd per running task: 1024 tasks need more than the usual
 	 * soft limit of 1024 fds. Tasks get the original limit back. */
@@ -857,8 +948,15 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 	        .runtime_note = l->rt_note,
 	        .parallel = steps_at_once(l),
 	        .signal_received = signal_name,
-	        .advise = l->opt.tasks_file != NULL,
+	        .advise = l->opt.tasks_file != NULL || l->opt.parallel,
+	        .cpus = cpus_allowed(),
 	};
+	/* A run that was stopped says so, whatever its tasks did; with GNU
+	 * parallel's inputs, parallel's status. */
+	info.status_set = true;
+	info.exit_status =
+	        mg_run_final_status(mg_stop_signal(signal_name), l->opt.parallel,
+	                            l->opt.parallel ? mg_sweep_exit_status(&l->sweep) : 0, tasks, l->torun);
 
 	int status = mg_run_metrics_finish(
 	        l->opt.metrics_path, &info, tasks, l->torun,
@@ -872,11 +970,20 @@ static int report(const struct launch *l, const struct mg_task *tasks, const cha
 
 int main(int argc, char **argv)
 {
-	struct launch l = {.procfd = -1, .placement = MG_PLACEMENT_INIT, .farm = MG_FARM_INIT};
+	struct launch l = {.procfd = -1,
+	                   .placement = MG_PLACEMENT_INIT,
+	                   .farm = MG_FARM_INIT,
+	                   .sweep = {.output = {.spool = -1}}};
 	const char *signal_name = NULL;
 	struct mg_task *tasks;
 	int r, status = MG_EXIT_USAGE;
 
+	/* A standard fd the caller closed is /dev/null here: else the first file
+	 * memguard opens would take its place (standard input read as inputs). */
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			return MG_EXIT_USAGE;
 	mg_log_setup("memguard", MG_LOG_STDERR, LOG_INFO);
 	/* A subcommand; a program named report runs as memguard -- report. */
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
@@ -888,16 +995,39 @@ int main(int argc, char **argv)
 		status = r == MG_PARSE_EXIT_OK ? MG_EXIT_OK : MG_EXIT_USAGE;
 		goto out;
 	}
+	/* A command in one string ('python3 sim.py {}') is known by its words. */
+	l.written = l.opt.command;
+	if (l.opt.parallel && (l.split = mg_compose_split(l.opt.command)))
+		l.opt.command = l.split;
 	if ((r = preflight(&l)) > 0) {
 		status = r;
 		goto out;
 	}
-	if (plan_budget(&l) < 0 || place_run(&l) < 0 || set_limits(&l) < 0 || plan_farm(&l) < 0)
+	if (plan_budget(&l) < 0)
+		goto out;
+	/* The tasks get no standard input, as parallel's jobs: what was there
+	 * were the inputs, or belongs to nobody. */
+	if (l.opt.parallel && (r = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (r != STDIN_FILENO)
+			dup2(r, STDIN_FILENO), close(r);
+	}
+	if (l.opt.parallel && l.total == 0) {
+		if (!l.opt.quiet)
+			log_notice("no input: nothing to run");
+		status = MG_EXIT_OK;
+		goto out;
+	}
+	if (place_run(&l) < 0 || set_limits(&l) < 0 || pool_word(&l) < 0 || plan_farm(&l) < 0)
 		goto out;
 	if (l.opt.explain)
 		explain(&l);
 	if (l.opt.dry_run) {
 		status = MG_EXIT_OK;
+		/* Each task's line, on stdout, as parallel --dry-run prints them. */
+		if (l.opt.parallel && (r = mg_sweep_print(&l.sweep, l.opt.tag, stdout)) < 0) {
+			mg_log_errno(LOG_ERR, r, "cannot print the tasks' commands: %m");
+			status = MG_EXIT_USAGE;
+		}
 		goto out;
 	}
 	if (open_farm(&l) < 0)
@@ -912,12 +1042,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if ((tasks = supervise(&l, &signal_name))) {
+		/* The tasks' output that waited (-k), before memguard's summary. */
+		if (l.opt.parallel)
+			mg_output_done(&l.sweep.output);
 		status = report(&l, tasks, signal_name);
 		free(tasks);
 	}
 out:
 	if (l.command != l.opt.command)
 		free(l.command);
+	if (l.sweep.words != l.written)
+		free((char **)l.sweep.words);
+	if (l.opt.parallel)
+		mg_sweep_done(&l.sweep);
+	mg_free_argv(l.split);
 	mg_placement_teardown(&l.placement);
 	mg_cgroup_mount_done(&l.mount);
 	mg_farm_done(&l.farm, l.total);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "farm/compose.h"
+#include "farm/inputs.h"
 #include "memguard/units.h"
 #include "memguard/util.h"
 
@@ -40,6 +42,10 @@ enum {
 	OPT_PROGRESS,
 	OPT_BACKEND,
 	OPT_STEP_CPUS,
+	OPT_LINE_BUFFER,
+	OPT_TAG,
+	OPT_HALT,
+	OPT_QUOTE,
 };
 
 static const struct option long_options[] = {
@@ -72,6 +78,16 @@ static const struct option long_options[] = {
         {"progress", optional_argument, NULL, OPT_PROGRESS},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"step-cpus", required_argument, NULL, OPT_STEP_CPUS},
+        /* GNU parallel's, by its names */
+        {"jobs", required_argument, NULL, 'j'},
+        {"keep-order", no_argument, NULL, 'k'},
+        {"arg-file", required_argument, NULL, 'a'},
+        {"colsep", required_argument, NULL, 'C'},
+        {"line-buffer", no_argument, NULL, OPT_LINE_BUFFER},
+        {"ungroup", no_argument, NULL, 'u'},
+        {"tag", no_argument, NULL, OPT_TAG},
+        {"halt", required_argument, NULL, OPT_HALT},
+        {"quote", no_argument, NULL, OPT_QUOTE},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -82,9 +98,11 @@ static const struct option long_options[] = {
 void mg_options_usage(void *out)
 {
 	fputs("Usage: memguard [OPTIONS] [--] COMMAND [ARGS...]\n"
-	      "       memguard report JOBLOG...   (merge a sweep's joblogs into one summary)\n"
-	      "Run N copies of COMMAND (or one per line of a task file), each in its own\n"
-	      "cgroup with an even share of the node's memory and heap flags to match.\n"
+	      "       memguard [OPTIONS] [--] [COMMAND...] ::: ARGS... [:::: FILES...]\n"
+	      "       memguard report [--svg FILE] JOBLOG...   (merge a sweep's joblogs into one summary)\n"
+	      "Run N copies of COMMAND (or one per line of a task file, or one per input as\n"
+	      "GNU parallel does), each in its own cgroup with an even share of the node's\n"
+	      "memory and heap flags to match.\n"
 	      "\n"
 	      "  -n, --ntasks N          tasks at once (default: the batch system's tasks per node, else "
 	      "CPUs)\n"
@@ -113,16 +131,17 @@ void mg_options_usage(void *out)
 	      "                          default they keep what the run leaves of the job's limit\n"
 	      "      --grace DURATION    after forwarding SIGTERM, wait this long, then kill (default 10s)\n"
 	      "      --joblog FILE       one line per finished attempt, GNU parallel's columns and more\n"
-	      "      --resume            skip the tasks FILE of --joblog has done or failed\n"
-	      "      --resume-failed     skip the tasks it has done; run the failed ones again\n"
+	      "      --resume            run the tasks FILE of --joblog has not finished\n"
+	      "      --resume-failed     the same, and run the failed ones again\n"
 	      "      --retries N         run a task that failed for memory again, with a larger\n"
-	      "                          share, up to N times (default: 2 with --tasks, else 0)\n"
+	      "                          share, up to N times (default: 2 for a sweep, else 0)\n"
 	      "      --results DIR       each attempt's stdout and stderr in DIR/SEQ/ATTEMPT/\n"
 	      "      --progress          a status line every second on a terminal, else every\n"
 	      "                          minute; --progress=DURATION sets the interval\n"
 	      "                          (SIGALRM prints one at any time, with or without it)\n"
 	      "      --explain           print where every number came from, then run\n"
-	      "      --dry-run           print the plan and exit\n"
+	      "      --dry-run           print the plan and exit (with parallel's inputs, each\n"
+	      "                          task's command on stdout too)\n"
 	      "      --report FILE       write the summary as JSON to FILE\n"
 	      "      --metrics FILE      write the run's metrics in Prometheus' text format to FILE\n"
 	      "      --config FILE       read FILE instead of " MG_CONFIG_FILE "\n"
@@ -132,11 +151,31 @@ void mg_options_usage(void *out)
 	      "  -h, --help              this text\n"
 	      "      --version           the version\n"
 	      "\n"
+	      "GNU parallel's inputs, after COMMAND: ::: ARGS, :::: FILES, :::+ and ::::+ (linked\n"
+	      "to the one before), -a FILE, or standard input when COMMAND holds a replacement\n"
+	      "string. Several give every combination. Each task is COMMAND's words joined and\n"
+	      "run by the shell, {} {.} {/} {//} {/.} {#} {%} {1} {2} ... replaced (quoted), or\n"
+	      "the input appended:\n"
+	      "  -j, --jobs N|N%|+N|-N   another name for -n (N% of the CPUs, or N more or fewer)\n"
+	      "  -k, --keep-order        output in the order of the inputs\n"
+	      "      --line-buffer       output line by line as it comes (default: each task's\n"
+	      "                          whole as it ends)\n"
+	      "  -u, --ungroup           output straight through\n"
+	      "      --tag               each output line starts with the task's input and a tab\n"
+	      "      --halt WHEN,WHY=N   stop early: now or soon, fail, success or done = N or N%\n"
+	      "  -C, --colsep REGEXP     split each input into columns: {1} {2} ...\n"
+	      "  -a, --arg-file FILE     inputs from FILE, one per line (- for standard input)\n"
+	      "      --quote             GNU parallel's -q: COMMAND's words as they are, each quoted\n"
+	      "                          (memguard's -q is --quiet)\n"
+	      "\n"
 	      "Exit status: 0 when every task succeeded; 125 memguard's own error (a report or\n"
 	      "metrics file that cannot be written too); 126 when COMMAND cannot be executed,\n"
-	      "127 when it is not found (checked before any task starts); else the status of\n"
-	      "the first task (lowest index) that failed: its exit code, 128+signal when\n"
-	      "killed, 126 when it could not be executed, 127 when it was not found.\n",
+	      "127 when it is not found (checked before any task starts); 128+N when memguard\n"
+	      "was stopped by signal N (SIGTERM, SIGINT, SIGHUP); else the status of the first\n"
+	      "task (lowest number) that failed: its exit code, 128+signal when killed, 126\n"
+	      "when it could not be executed, 127 when it was not found. With parallel's\n"
+	      "inputs, as GNU parallel: the number of tasks that failed (101 for more than\n"
+	      "100), or what --halt gives.\n",
 	      out);
 }
 
@@ -196,19 +235,69 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 	                       .mode = -1,
 	                       .grace_usec = MG_GRACE_UNSET,
 	                       .retries = -1};
-	const char *why = "";
+	const char *why = "", *parallel_only = NULL;
+	bool short_q = false;
 	uint64_t v;
 	int c;
 
 	optind = 0; /* full reinitialisation: the parser may run more than once (tests) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:n:qvh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:n:qvhj:ka:uC:", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (mg_parse_u64(optarg, &v) < 0 || v == 0 || v > 1u << 20)
 				return bad(err, errsize, "invalid task count \"%s\": expected 1 to 1048576",
 				           optarg);
 			o.ntasks = (unsigned)v;
+			o.jobs = NULL; /* the last of -n and -j wins */
+			break;
+		case 'j':
+			if (strcmp(optarg, "0") == 0)
+				return bad(err, errsize,
+				           "invalid -j 0: parallel's \"as many as possible\" leaves no share "
+				           "to give "
+				           "each task; give a number, N%% of the CPUs, +N or -N");
+			if (mg_jobs_resolve(optarg, 1) == 0)
+				return bad(err, errsize,
+				           "invalid -j \"%s\": expected a number of tasks at once (1 to "
+				           "1048576), "
+				           "N%% of the CPUs, or +N or -N of them",
+				           optarg);
+			o.jobs = optarg;
+			o.ntasks = 0;
+			break;
+		case 'k':
+			o.keep_order = true;
+			parallel_only = parallel_only ?: "-k";
+			break;
+		case OPT_LINE_BUFFER:
+		case 'u':
+			o.output = c == 'u' ? MG_OUT_UNGROUP : MG_OUT_LINE_BUFFER;
+			parallel_only = parallel_only ?: c == 'u' ? "--ungroup" : "--line-buffer";
+			break;
+		case OPT_TAG:
+			o.tag = true;
+			parallel_only = parallel_only ?: "--tag";
+			break;
+		case OPT_HALT:
+			if (mg_halt_parse(optarg, &o.halt, err, errsize) < 0)
+				return -EINVAL;
+			parallel_only = parallel_only ?: "--halt";
+			break;
+		case 'C':
+			if (!*optarg)
+				return bad(err, errsize, "invalid --colsep \"\": expected a separator");
+			o.colsep = optarg;
+			parallel_only = parallel_only ?: "--colsep";
+			break;
+		case OPT_QUOTE:
+			o.quote = true;
+			parallel_only = parallel_only ?: "--quote";
+			break;
+		case 'a':
+			if (o.narg_files == MG_ARG_FILES_MAX)
+				return bad(err, errsize, "more than %u -a files", MG_ARG_FILES_MAX);
+			o.arg_files[o.narg_files++] = optarg;
 			break;
 		case OPT_TASKS:
 			o.tasks_file = optarg;
@@ -349,6 +438,7 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 			break;
 		case 'q':
 			o.quiet = true;
+			short_q |= strncmp(argv[optind - 1], "--", 2) != 0;
 			break;
 		case 'v':
 			o.verbose++;
@@ -367,10 +457,35 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 			           bad_option(argv, optopt, tmp));
 		}
 	}
-	if (optind >= argc)
+	/* The command runs to the first input separator; parallel's inputs follow it. */
+	o.command = argv + optind;
+	for (int i = optind; i < argc; i++)
+		if (mg_input_sep(argv[i]) != MG_SEP_NONE) {
+			o.input_sep = argv[i];
+			o.input_words = argv + i + 1;
+			argv[i] = NULL;
+			break;
+		}
+	if (!o.command[0] && !o.input_sep && !o.narg_files)
 		return bad(err, errsize,
 		           "no command given: put the command after --, e.g. memguard -n 4 -- %s",
 		           "python3 sim.py");
+	if (o.tasks_file && (o.input_sep || o.narg_files))
+		return bad(
+		        err, errsize,
+		        "--tasks FILE and %s are two lists of tasks: give one (:::: FILE reads FILE as GNU "
+		        "parallel does)",
+		        o.input_sep ? o.input_sep : "-a");
+	o.parallel = o.input_sep || o.narg_files || (!o.tasks_file && mg_compose_has_rpl(o.command));
+	if (parallel_only && !o.parallel)
+		return bad(err, errsize,
+		           "%s needs GNU parallel's inputs: ::: ARGS, :::: FILES, -a FILE, or a replacement "
+		           "string such as {} in the command (then standard input)",
+		           parallel_only);
+	if (short_q && o.parallel)
+		return bad(err, errsize,
+		           "-q is memguard's --quiet, not GNU parallel's -q: with parallel's inputs write "
+		           "--quiet, or --quote for parallel's -q");
 	if (o.resume && !o.joblog_path)
 		return bad(err, errsize, "%s needs --joblog FILE: the joblog says what is done",
 		           o.resume == 1 ? "--resume" : "--resume-failed");
@@ -402,7 +517,43 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 	if (o.step_cpus && o.backend != MG_BACKEND_AUTO && o.backend != MG_BACKEND_STEPS)
 		return bad(err, errsize, "--step-cpus is for Slurm steps, not --backend=%s",
 		           mg_backend_name(o.backend));
-	o.command = argv + optind;
 	*ret = o;
 	return MG_PARSE_RUN;
+}
+
+unsigned mg_jobs_resolve(const char *spec, unsigned cpus)
+{
+	size_t len = strlen(spec), digits;
+	bool sign = *spec == '+' || *spec == '-', percent = len > 1 && spec[len - 1] == '%';
+	const char *num = spec + sign;
+	double v;
+
+	digits = strspn(num, "0123456789");
+	if (digits == 0 || digits > 9)
+		return 0;
+	if (percent) {
+		/* parallel's N% and N.M% */
+		size_t frac = num[digits] == '.' ? strspn(num + digits + 1, "0123456789") : 0;
+		if (sign || (num[digits] == '.' && !frac) ||
+		    num + digits + (frac ? frac + 1 : 0) != spec + len - 1)
+			return 0;
+		v = strtod(num, NULL) * cpus / 100.0;
+	} else {
+		if (num[digits])
+			return 0;
+		v = strtod(num, NULL);
+		if (*spec == '+')
+			v = cpus + v;
+		else if (*spec == '-')
+			v = (double)cpus - v;
+		else if (v == 0)
+			return 0;
+	}
+	/* parallel rounds up; memguard runs at least one. */
+	if (v <= 1)
+		return 1;
+	if (v > (double)(1u << 20))
+		return 0;
+	unsigned whole = (unsigned)v;
+	return (double)whole < v ? whole + 1 : whole;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "farm/halt.h"
 #include "memguard/config.h"
 #include "runtime/runtime.h"
 
@@ -38,6 +39,13 @@ enum mg_backend {
 /* The backend's name as --backend takes it, and back. */
 const char *mg_backend_name(enum mg_backend b);
 int mg_backend_from_name(const char *name, enum mg_backend *ret);
+/* -a FILE may come this many times. */
+#define MG_ARG_FILES_MAX 16
+
+/* How the tasks' output reaches memguard's, with GNU parallel's inputs
+ * (farm/output.h): grouped per task (parallel's default), --line-buffer,
+ * --ungroup. */
+enum mg_output_option { MG_OUT_GROUP, MG_OUT_LINE_BUFFER, MG_OUT_UNGROUP };
 
 struct mg_options {
 	unsigned ntasks;        /* 0: the default (batch system or CPUs) */
@@ -71,13 +79,33 @@ struct mg_options {
 	const char *results_dir; /* --results DIR */
 	bool progress;           /* --progress[=INTERVAL] */
 	uint64_t progress_usec;  /* its INTERVAL, 0: the default (1 s on a terminal, else 60 s) */
-	char **command;          /* NULL-terminated, points into argv */
+	char **command;          /* NULL-terminated, points into argv; empty with parallel's inputs alone */
+	/* GNU parallel's command line (docs/sweeps.md, "From GNU parallel"). */
+	bool parallel;       /* its inputs: :::, ::::, -a, or stdin for a command with {} */
+	const char *jobs;    /* -j/--jobs N, N%, +N or -N, checked; NULL: -n or the default */
+	bool keep_order;     /* -k */
+	int output;          /* enum mg_output_option */
+	bool tag;            /* --tag */
+	struct mg_halt halt; /* --halt */
+	const char *colsep;  /* --colsep REGEXP */
+	bool quote;          /* --quote */
+	const char *arg_files[MG_ARG_FILES_MAX]; /* -a FILE, in order */
+	size_t narg_files;
+	const char *input_sep; /* the first :::, ::::, :::+ or ::::+ after the command, or NULL */
+	char **input_words;    /* what follows it, NULL-terminated */
 };
 
 enum mg_parse_result { MG_PARSE_RUN, MG_PARSE_EXIT_OK };
 
 /* Parses argv. Returns MG_PARSE_RUN, MG_PARSE_EXIT_OK after --help or
- * --version (text written to out), or -EINVAL with a one-line reason in err. */
+ * --version (text written to out), or -EINVAL with a one-line reason in err.
+ * The first input separator after the command (:::, ...) is overwritten
+ * with NULL in argv: it ends the command (input_sep keeps it). */
 int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, size_t errsize, void *out);
 
 void mg_options_usage(void *out);
+
+/* Tasks at once for -j SPEC (N, N%, +N, -N: parallel's forms, rounded up,
+ * at least 1) on cpus CPUs. Pure. 0 when spec is not one of them, or is 0
+ * (parallel's "as many as possible", which has no share to give). */
+unsigned mg_jobs_resolve(const char *spec, unsigned cpus);

@@ -57,6 +57,11 @@ struct mg_task {
 	 * can miss the peak. */
 	uint64_t as_peak;
 	bool as_peak_known;
+	/* The smallest part of that address space sampled that was not
+	 * resident (VmSize - VmRSS): at exit, ru_maxrss plus it is the address
+	 * space the process reached, where the last sample can be long before. */
+	uint64_t as_gap;
+	bool as_gap_known;
 };
 
 /* The exit status a task contributes: 0 on success, its exit code, 128+signal,

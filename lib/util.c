@@ -26,7 +26,7 @@ static ssize_t read_upto(int fd, char *buf, size_t room)
 }
 
 /* Reads to EOF, or -EFBIG past max bytes (/dev/zero ends there too). */
-static ssize_t read_all_fd(int fd, size_t max, char **ret_text)
+ssize_t mg_read_fd_max(int fd, size_t max, char **ret_text)
 {
 	size_t cap = 4096, len = 0;
 	_cleanup_free_ char *buf = malloc(cap);
@@ -62,7 +62,7 @@ ssize_t mg_read_file_at(int dirfd, const char *name, char **ret_text)
 
 	if (fd < 0)
 		return -errno;
-	return read_all_fd(fd, SIZE_MAX - 2, ret_text);
+	return mg_read_fd_max(fd, SIZE_MAX - 2, ret_text);
 }
 
 ssize_t mg_read_file(const char *path, char **ret_text)
@@ -76,7 +76,7 @@ ssize_t mg_read_file_max(const char *path, size_t max, char **ret_text)
 
 	if (fd < 0)
 		return -errno;
-	return read_all_fd(fd, max, ret_text);
+	return mg_read_fd_max(fd, max, ret_text);
 }
 
 ssize_t mg_read_small_fd(int fd, char *buf, size_t size)

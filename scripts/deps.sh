@@ -8,10 +8,11 @@ build=(build-essential cmake pkg-config libsystemd-dev libinih-dev)
 # prometheus for promtool, which checks the metrics files (unit and VM tests); debhelper, dpkg-dev and
 # lintian to build and check the Debian package (memguardd_deb.sh installs it); Dask and Celery for the
 # worker pool tests; Node for the wrapper test (launcher_wrapper.sh); rpm (rpmbuild) and rpmlint to build and
-# check the RPM for EL9 sites (packaging/build-rpm.sh).
+# check the RPM for EL9 sites (packaging/build-rpm.sh); GNU parallel, the reference memguard's sweeps are
+# compared with side by side (tests/integration/parallel_side_by_side.sh, on the host and in the guest).
 test=(libcmocka-dev clang-format cppcheck bash-completion qemu-system-x86 busybox-static cpio python3 pypy3
       default-jre-headless golang-go nodejs prometheus debhelper dpkg-dev lintian python3-distributed celery
-      rpm rpmlint)
+      rpm rpmlint parallel)
 # A real Slurm for the systemd VM test (tests/integration/systemd/slurm_*.sh): the guest sees the host's
 # root, so it runs what is installed here. Its daemons must never run on the host itself. slurmdbd on
 # MariaDB gives the guest's Slurm real accounting (sacct, MaxRSS per step).

@@ -83,3 +83,5 @@ ssize_t mg_read_file(const char *path, char **ret_text);
  * (max below SIZE_MAX - 1), so that /dev/zero or a huge file cannot hang or
  * exhaust the reader. */
 ssize_t mg_read_file_max(const char *path, size_t max, char **ret_text);
+/* The same from an open fd (standard input, a pipe), to its end. */
+ssize_t mg_read_fd_max(int fd, size_t max, char **ret_text);

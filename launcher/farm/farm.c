@@ -66,7 +66,7 @@ int mg_farm_log_attempt(struct mg_farm *f, const struct mg_task *t)
 		mg_log_errno(LOG_ERR, r,
 		             "cannot append task %u's attempt %u to the joblog %s: %m; a resume would run it "
 		             "again",
-		             t->index, e.attempt, f->joblog_path);
+		             t->index + 1, e.attempt, f->joblog_path);
 	if (r < 0)
 		f->joblog_failed = true;
 	return r;
@@ -103,7 +103,7 @@ int mg_farm_open_results(const struct mg_farm *f, const struct mg_task *t, int *
 	return 0;
 fail:
 	return mg_log_errno(LOG_ERR, -errno, "cannot create %s/%s for task %u's output: %m", f->results_path,
-	                    dir, t->index);
+	                    dir, t->index + 1);
 }
 
 int mg_farm_claim(const struct mg_farm *f, const struct mg_task *t)
@@ -118,7 +118,7 @@ int mg_farm_claim(const struct mg_farm *f, const struct mg_task *t)
 	if (fd < 0 && errno == EEXIST)
 		return 0;
 	if (fd < 0)
-		return mg_log_errno(LOG_ERR, -errno, "cannot claim task %u in %s: %m", t->index,
+		return mg_log_errno(LOG_ERR, -errno, "cannot claim task %u in %s: %m", t->index + 1,
 		                    f->claims_path);
 	/* Who has it, for a person looking: the claim is its existence. */
 	int n = snprintf(note, sizeof(note), "%s %d\n", f->host, (int)getpid());

@@ -10,6 +10,8 @@
 
 #include "task.h"
 
+struct mg_sweep;
+
 struct mg_farm {
 	int joblog_fd; /* O_APPEND, -1: no --joblog */
 	const char *joblog_path;
@@ -22,6 +24,7 @@ struct mg_farm {
 	const char *claims_path;
 	uint64_t progress_usec; /* --progress interval, 0: none */
 	bool progress_tty;      /* stderr is a terminal: one line, redrawn */
+	struct mg_sweep *sweep; /* GNU parallel's inputs (farm/sweep.h), or NULL */
 };
 
 #define MG_FARM_INIT                                                                                         \

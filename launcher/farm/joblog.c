@@ -29,6 +29,12 @@ const char *mg_attempt_outcome(const struct mg_task *t)
 	return o;
 }
 
+bool mg_outcome_unfinished(const char *o)
+{
+	return strcmp(o, "interrupted") == 0 || strcmp(o, "not_started") == 0 ||
+	       strcmp(o, "killed_after_grace") == 0 || strcmp(o, "killed_on_second_signal") == 0;
+}
+
 bool mg_outcome_for_memory(const char *o)
 {
 	return strcmp(o, "oom_killed") == 0 || strcmp(o, "killed_by_memguardd") == 0 ||
@@ -40,14 +46,14 @@ char *mg_joblog_command(char *const *argv)
 	size_t len = 1;
 
 	for (size_t i = 0; argv[i]; i++)
-		len += 2 * strlen(argv[i]) + 1;
+		len += 4 * strlen(argv[i]) + 1;
 	char *buf = malloc(len), *w = buf;
 	if (!buf)
 		return NULL;
 	for (size_t i = 0; argv[i]; i++) {
 		if (i)
 			*w++ = ' ';
-		for (const char *p = argv[i]; *p; p++) {
+		for (const unsigned char *p = (const unsigned char *)argv[i]; *p; p++) {
 			const char *esc = *p == '\\'   ? "\\\\"
 			                  : *p == '\t' ? "\\t"
 			                  : *p == '\n' ? "\\n"
@@ -56,13 +62,52 @@ char *mg_joblog_command(char *const *argv)
 			if (esc) {
 				memcpy(w, esc, 2);
 				w += 2;
+			} else if (*p < 0x20 || *p == 0x7f) {
+				w += sprintf(w, "\\x%02x", *p);
 			} else {
-				*w++ = *p;
+				*w++ = (char)*p;
 			}
 		}
 	}
 	*w = '\0';
 	return buf;
+}
+
+/* The next byte a Command text stands for, and where the one after starts. */
+static int unescaped(const char **p)
+{
+	const char *s = *p;
+	static const char hex[] = "0123456789abcdef";
+
+	if (s[0] != '\\' || !s[1]) {
+		*p = s + 1;
+		return (unsigned char)s[0];
+	}
+	*p = s + 2;
+	switch (s[1]) {
+	case 't':
+		return '\t';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 'x':
+		if (s[2] && s[3] && strchr(hex, s[2]) && strchr(hex, s[3])) {
+			*p = s + 4;
+			return (int)((strchr(hex, s[2]) - hex) * 16 + (strchr(hex, s[3]) - hex));
+		}
+		return 'x' | 0x100; /* "\x" without its digits: not what any memguard wrote */
+	default:
+		return (unsigned char)s[1];
+	}
+}
+
+bool mg_joblog_command_equal(const char *a, const char *b)
+{
+	while (*a && *b)
+		if (unescaped(&a) != unescaped(&b))
+			return false;
+	return !*a && !*b;
 }
 
 void mg_joblog_entry_of(const struct mg_task *t, const char *host, const char *command,
@@ -233,41 +278,75 @@ int mg_joblog_parse(char *text, const char *name, struct mg_joblog_entry **entri
 	return 0;
 }
 
-int mg_resume_decide(const struct mg_resume_input *in, struct mg_resume_plan *ret, char *err, size_t errsize)
+/* The first line whose command differs from its task's, or that names a
+ * task the list does not have, said in err. Returns -EBADMSG then, else 0. */
+static int check_commands(const struct mg_resume_input *in, char *err, size_t errsize)
 {
-	/* Per task: its ok attempt, and its last attempt (the highest number). */
-	const struct mg_joblog_entry **last = calloc(in->ntasks ? in->ntasks : 1, sizeof(*last));
-	bool *ok = calloc(in->ntasks ? in->ntasks : 1, sizeof(*ok));
-	int r = 0;
+	const struct mg_joblog_entry *first = NULL;
+	size_t differ = 0;
+	const char *list = in->list ? in->list : "task file";
 
-	if (!last || !ok) {
-		r = -ENOMEM;
-		goto out;
-	}
 	for (size_t i = 0; i < in->nentries; i++) {
 		const struct mg_joblog_entry *e = &in->entries[i];
 		if (e->seq > in->ntasks) {
 			snprintf(err, errsize,
-			         "joblog %s: line %zu is task %lu, and the task list has %zu: the task file "
-			         "changed since the joblog was written",
-			         e->file ? e->file : "", e->lineno, e->seq, in->ntasks);
-			r = -EBADMSG;
-			goto out;
+			         "joblog %s: line %zu is task %lu, and this run has %zu tasks: the %s "
+			         "changed since "
+			         "the joblog was written",
+			         e->file ? e->file : "", e->lineno, e->seq, in->ntasks, list);
+			return -EBADMSG;
 		}
+		if (in->seq_only || mg_joblog_command_equal(e->command, in->commands[e->seq - 1]))
+			continue;
+		differ++;
+		if (!first || (e->file == first->file && e->lineno < first->lineno))
+			first = e;
+	}
+	if (!first)
+		return 0;
+	/* A task list edited changes some lines; a command edited, every one. */
+	bool command = differ == in->nentries && in->nentries > 1;
+	char why[128];
+	if (command)
+		snprintf(why, sizeof(why),
+		         "the command changed since the joblog was written (no line of it matches)");
+	else
+		snprintf(why, sizeof(why), "the %s changed since the joblog was written", list);
+	snprintf(err, errsize,
+	         "joblog %s: line %zu: task %lu ran \"%.200s\", and this run makes it \"%.200s\": %s",
+	         first->file ? first->file : "", first->lineno, first->seq, first->command,
+	         in->commands[first->seq - 1], why);
+	return -EBADMSG;
+}
+
+int mg_resume_decide(const struct mg_resume_input *in, struct mg_resume_plan *ret, char *err, size_t errsize)
+{
+	/* Per task: its ok attempt, its last attempt (the highest number), the
+	 * one before, and its memory failures. */
+	const struct mg_joblog_entry **last = calloc(in->ntasks ? in->ntasks : 1, sizeof(*last));
+	const struct mg_joblog_entry **before = calloc(in->ntasks ? in->ntasks : 1, sizeof(*before));
+	unsigned *memory = calloc(in->ntasks ? in->ntasks : 1, sizeof(*memory));
+	bool *ok = calloc(in->ntasks ? in->ntasks : 1, sizeof(*ok));
+	int r = 0;
+
+	if (!last || !before || !memory || !ok) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = check_commands(in, err, errsize)) < 0)
+		goto out;
+	for (size_t i = 0; i < in->nentries; i++) {
+		const struct mg_joblog_entry *e = &in->entries[i];
 		size_t k = e->seq - 1;
-		if (strcmp(e->command, in->commands[k]) != 0) {
-			snprintf(err, errsize,
-			         "joblog %s: line %zu: task %lu ran \"%.200s\", and the task list now makes "
-			         "it "
-			         "\"%.200s\": the task file changed since the joblog was written",
-			         e->file ? e->file : "", e->lineno, e->seq, e->command, in->commands[k]);
-			r = -EBADMSG;
-			goto out;
-		}
 		if (strcmp(e->outcome, "ok") == 0)
 			ok[k] = true;
-		if (!last[k] || e->attempt >= last[k]->attempt)
+		memory[k] += mg_outcome_for_memory(e->outcome);
+		if (!last[k] || e->attempt >= last[k]->attempt) {
+			before[k] = last[k];
 			last[k] = e;
+		} else if (!before[k] || e->attempt > before[k]->attempt) {
+			before[k] = e;
+		}
 	}
 	for (size_t k = 0; k < in->ntasks; k++) {
 		const struct mg_joblog_entry *e = last[k];
@@ -278,15 +357,23 @@ int mg_resume_decide(const struct mg_resume_input *in, struct mg_resume_plan *re
 			continue;
 		p->prior = e->attempt;
 		p->attempt = e->attempt + 1;
+		p->retried = memory[k];
 		if (ok[k]) {
 			p->run = false;
+			continue;
+		}
+		/* Cut off by the stop, or never started: it runs, as it would have,
+		 * with the larger share of a retry. */
+		if (mg_outcome_unfinished(e->outcome)) {
+			if (before[k] && mg_outcome_for_memory(before[k]->outcome))
+				p->share = e->share;
 			continue;
 		}
 		/* The retry the last run had planned, when it was stopped first. */
 		struct mg_retry_input retry = {
 		        .for_memory = mg_outcome_for_memory(e->outcome),
 		        .retries = in->retries,
-		        .retried = e->attempt - 1,
+		        .retried = memory[k] ? memory[k] - 1 : 0,
 		        .share = e->share,
 		        .peak = e->peak,
 		        .peak_known = e->peak_known,
@@ -294,8 +381,10 @@ int mg_resume_decide(const struct mg_resume_input *in, struct mg_resume_plan *re
 		        .page_size = in->page_size,
 		};
 		p->share = mg_retry_share(&retry);
-		if (p->share)
+		if (p->share) {
+			p->retried = retry.retried + 1;
 			continue;
+		}
 		p->failed_before = true;
 		if (in->mode != MG_RESUME_FAILED) {
 			p->run = false;
@@ -305,9 +394,12 @@ int mg_resume_decide(const struct mg_resume_input *in, struct mg_resume_plan *re
 		retry.retried = 0;
 		retry.retries = 1;
 		p->share = mg_retry_share(&retry);
+		p->retried = 0;
 	}
 out:
 	free(last);
+	free(before);
+	free(memory);
 	free(ok);
 	return r;
 }

@@ -52,8 +52,14 @@ bool mg_outcome_for_memory(const char *outcome);
 
 /* The command as the joblog writes it: the words joined by one space, with
  * backslash, tab, newline and CR written \\, \t, \n and \r so the line
- * stays one line. NULL when out of memory. */
+ * stays one line, and every other control byte as \xHH so that none
+ * reaches a terminal raw. NULL when out of memory. */
 char *mg_joblog_command(char *const *argv);
+
+/* Whether two Command texts stand for the same command: compared
+ * unescaped, so a joblog written before control bytes were escaped (it has
+ * them raw) still matches. */
+bool mg_joblog_command_equal(const char *a, const char *b);
 
 /* The entry of a finished attempt of t (its index + 1 is the seq), whose
  * command text is command. host and command are borrowed. */
@@ -84,6 +90,7 @@ struct mg_resume_plan {
 	unsigned attempt;   /* the attempt number it starts with */
 	uint64_t share;     /* 0: the run's share; else a retry's, from its last attempt */
 	unsigned prior;     /* attempts the joblog has of it */
+	unsigned retried;   /* of them, memory failures its retries count (0 under --resume-failed's rerun) */
 	bool failed_before; /* the joblog has it failed for good (skipped, or rerun by --resume-failed) */
 };
 
@@ -96,14 +103,24 @@ struct mg_resume_input {
 	unsigned retries; /* --retries of this run */
 	uint64_t budget;
 	uint64_t page_size;
+	bool seq_only;    /* match a line by its Seq alone (a command with {%}, whose text varies) */
+	const char *list; /* what makes the tasks, for messages: "task file" (NULL), "inputs" */
 };
+
+/* Whether an attempt never finished: memguard's stop cut it off (interrupted,
+ * killed_after_grace, killed_on_second_signal) or it never started
+ * (not_started). --resume runs such a task again, as parallel's does. */
+bool mg_outcome_unfinished(const char *outcome);
 
 /* Decides, per task, what a resume does (docs/sweeps.md): a task with an ok
  * attempt is done; one never logged runs from attempt 1; one whose last
- * attempt failed for memory with retries left runs its retry, with the
- * retry's share; any other failure is done under --resume and runs again
- * (attempt numbers go on, the retries count afresh) under --resume-failed.
- * A seq whose command text differs from the task's, or that the task list
- * does not have, is -EBADMSG with the joblog and line in err: the task file
- * changed since the joblog was written. ret is an array of ntasks. */
+ * attempt never finished (mg_outcome_unfinished) runs again, with the share
+ * that attempt had when it was a memory retry; one whose last attempt
+ * failed for memory with retries left runs its retry, with the retry's
+ * share; any other failure is done under --resume and runs again (attempt
+ * numbers go on, the retries count afresh) under --resume-failed. Retries
+ * count the memory failures in the joblog. A seq whose command text differs
+ * from the task's, or that the task list does not have, is -EBADMSG with
+ * the joblog and line in err: the command changed when no line matches,
+ * else the task list. ret is an array of ntasks. */
 int mg_resume_decide(const struct mg_resume_input *in, struct mg_resume_plan *ret, char *err, size_t errsize);

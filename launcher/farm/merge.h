@@ -31,9 +31,10 @@ struct mg_merged {
 int mg_merge_joblogs(const struct mg_joblog_entry *e, size_t n, struct mg_merged *ret);
 void mg_merge_done(struct mg_merged *m);
 
-/* `memguard report FILE...`: reads each joblog, prints the merged summary
- * on out (failed tasks first, one row each; the sums; the sizing advice of
- * the ok attempts) and returns the exit status: 0 when every task seen is
- * done, 1 when some failed, 125 when a file cannot be read or parsed
- * (said). */
+/* `memguard report [--svg FILE] JOBLOG...`: reads each joblog, prints the
+ * merged summary on out (failed tasks first, one row each; the sums; the
+ * sizing advice of the ok attempts), with --svg draws the peaks into FILE
+ * (report/svg.h), and returns the exit status: 0 when every task seen is
+ * done, 1 when some failed, 125 when a file cannot be read or parsed, or
+ * the picture cannot be written (said). */
 int mg_report_joblogs_main(int argc, char **argv, FILE *out);

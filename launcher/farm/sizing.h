@@ -15,9 +15,16 @@ struct mg_sizing {
 	size_t n; /* peaks it rests on */
 	uint64_t median, p95, max;
 	uint64_t suggest_share; /* max + headroom, rounded up to a MiB, at most the budget */
-	unsigned suggest_n;     /* tasks of suggest_share that fit in the budget */
+	unsigned suggest_fit;   /* tasks of suggest_share that fit in the budget */
+	unsigned suggest_n;     /* as many, at most max_n */
 };
 
 /* From the peaks of the tasks that succeeded (peaks is sorted in place).
- * Percentiles by nearest rank. -ENODATA when n is 0. */
-int mg_sizing_advise(uint64_t *peaks, size_t n, uint64_t budget, struct mg_sizing *ret);
+ * Percentiles by nearest rank. max_n bounds the -n it suggests (the CPUs:
+ * more tasks at once than CPUs only share them; 0: no bound). -ENODATA when
+ * n is 0. */
+int mg_sizing_advise(uint64_t *peaks, size_t n, uint64_t budget, unsigned max_n, struct mg_sizing *ret);
+
+/* The share whose headroom holds peak: peak + MG_SIZING_HEADROOM_PERCENT,
+ * rounded up to a MiB, at most budget (0: none). Pure. */
+uint64_t mg_sizing_share(uint64_t peak, uint64_t budget);

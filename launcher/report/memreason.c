@@ -161,9 +161,10 @@ const char *mg_memory_end_words(enum mg_memory_end end)
 	}
 }
 
-int mg_status_vmpeak_parse(const char *text, uint64_t *ret)
+/* A "Key:  N kB" field of /proc/<pid>/status in bytes. */
+static int status_kib(const char *text, const char *key, uint64_t *ret)
 {
-	const char *p = mg_status_field(text, "VmPeak");
+	const char *p = mg_status_field(text, key);
 	char *end;
 
 	if (!p)
@@ -178,15 +179,45 @@ int mg_status_vmpeak_parse(const char *text, uint64_t *ret)
 	return 0;
 }
 
-int mg_proc_read_vmpeak(int procfd, pid_t pid, uint64_t *ret)
+int mg_status_vmpeak_parse(const char *text, uint64_t *ret)
 {
-	_cleanup_free_ char *text = NULL;
+	return status_kib(text, "VmPeak", ret);
+}
+
+int mg_status_as_parse(const char *text, uint64_t *ret_peak, uint64_t *ret_gap)
+{
+	uint64_t size, rss;
+	int r = status_kib(text, "VmPeak", ret_peak);
+
+	if (r < 0 || (r = status_kib(text, "VmSize", &size)) < 0 || (r = status_kib(text, "VmRSS", &rss)) < 0)
+		return r;
+	*ret_gap = size > rss ? size - rss : 0;
+	return 0;
+}
+
+/* <procfd>/<pid>/status, into a heap text. */
+static int read_status(int procfd, pid_t pid, char **ret)
+{
 	char name[32];
 	ssize_t n;
 
 	snprintf(name, sizeof(name), "%d/status", (int)pid);
-	n = mg_read_file_at(procfd, name, &text);
-	if (n < 0)
-		return (int)n;
-	return mg_status_vmpeak_parse(text, ret);
+	n = mg_read_file_at(procfd, name, ret);
+	return n < 0 ? (int)n : 0;
+}
+
+int mg_proc_read_vmpeak(int procfd, pid_t pid, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = read_status(procfd, pid, &text);
+
+	return r < 0 ? r : mg_status_vmpeak_parse(text, ret);
+}
+
+int mg_proc_read_as(int procfd, pid_t pid, uint64_t *ret_peak, uint64_t *ret_gap)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = read_status(procfd, pid, &text);
+
+	return r < 0 ? r : mg_status_as_parse(text, ret_peak, ret_gap);
 }

@@ -75,5 +75,12 @@ const char *mg_memory_end_words(enum mg_memory_end end);
  * when it is garbled. Pure. */
 int mg_status_vmpeak_parse(const char *text, uint64_t *ret);
 
-/* Reads <procfd>/<pid>/status and parses its VmPeak. Returns 0 or -errno. */
+/* Parses VmPeak, and the part of the address space not resident (VmSize -
+ * VmRSS), of a /proc/<pid>/status text into bytes: -ENODATA or -EBADMSG as
+ * mg_status_vmpeak_parse. Pure. */
+int mg_status_as_parse(const char *text, uint64_t *ret_peak, uint64_t *ret_gap);
+
+/* Reads <procfd>/<pid>/status and parses its VmPeak (and the part not
+ * resident). Returns 0 or -errno. */
 int mg_proc_read_vmpeak(int procfd, pid_t pid, uint64_t *ret);
+int mg_proc_read_as(int procfd, pid_t pid, uint64_t *ret_peak, uint64_t *ret_gap);

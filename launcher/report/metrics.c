@@ -40,7 +40,8 @@ static void gauge(struct mg_metrics *out, const char *name, const char *help, ui
 	mg_metrics_sample_u64(out, name, NULL, value);
 }
 
-/* One family with a sample per task, labelled task="<index>". */
+/* One family with a sample per task, labelled task="<number>": from 1, as
+ * the summary, the joblog's Seq and {#} count. */
 static void per_task(struct mg_metrics *out, const char *name, const char *type, const char *help,
                      const struct mg_task *tasks, size_t n, double (*value)(const struct mg_task *))
 {
@@ -48,7 +49,7 @@ static void per_task(struct mg_metrics *out, const char *name, const char *type,
 	for (size_t i = 0; i < n; i++) {
 		double v = value(&tasks[i]);
 		char index[16];
-		snprintf(index, sizeof(index), "%u", tasks[i].index);
+		snprintf(index, sizeof(index), "%u", tasks[i].index + 1);
 		const char *labels[] = {"task", index, NULL};
 		if (v >= 0)
 			mg_metrics_sample(out, name, labels, v);
@@ -98,7 +99,7 @@ void mg_run_metrics_format(const struct mg_run_info *info, const struct mg_task 
 	gauge(out, "memguard_run_tasks", "Tasks in the run.", n);
 	gauge(out, "memguard_run_parallel", "Tasks at once.", info->parallel);
 	gauge(out, "memguard_run_exit_status", "memguard's exit status for the run.",
-	      (uint64_t)mg_run_exit_status(tasks, n));
+	      (uint64_t)mg_run_status(info, tasks, n));
 	per_task(out, "memguard_task_share_bytes", "gauge", "The task's share.", tasks, n, task_share);
 	per_task(out, "memguard_task_peak_bytes", "gauge",
 	         "The task's peak memory (memory.peak, or the largest memory.current or RSS sampled); absent "
@@ -116,7 +117,7 @@ void mg_run_metrics_format(const struct mg_run_info *info, const struct mg_task 
 	                  "1 for each task, its outcome in the label (the summary says it in words).");
 	for (size_t i = 0; i < n; i++) {
 		char index[16];
-		snprintf(index, sizeof(index), "%u", tasks[i].index);
+		snprintf(index, sizeof(index), "%u", tasks[i].index + 1);
 		const char *labels[] = {"task", index, "outcome", mg_task_outcome(&tasks[i]), NULL};
 		mg_metrics_sample_u64(out, "memguard_task_outcome", labels, 1);
 	}

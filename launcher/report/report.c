@@ -118,26 +118,32 @@ static const char *status_word(const struct mg_task *t, char *buf, size_t size)
 	return buf;
 }
 
-/* A task-file line in the table: its first MG_TABLE_PARAM_MAX characters,
- * and "..." when there are more (the JSON report has it whole). */
-static const char *table_param(const char *param, char buf[MG_TABLE_PARAM_MAX * 4 + 4])
+const char *mg_report_shown(const char *s, unsigned max, char *buf, size_t size)
 {
-	size_t len = 0;
+	size_t w = 0, len = 0;
 
-	for (unsigned chars = 0; param[len] && chars < MG_TABLE_PARAM_MAX; chars++) {
-		size_t n = mg_utf8_len(param + len);
-		len += n ? n : 1;
+	for (unsigned chars = 0; s[len] && chars < max && w + 8 < size; chars++) {
+		unsigned char c = (unsigned char)s[len];
+		size_t n = mg_utf8_len(s + len);
+		if (c < 0x20 || c == 0x7f) {
+			w += (size_t)snprintf(buf + w, size - w, "\\x%02x", c);
+			len++;
+			continue;
+		}
+		n = n ? n : 1;
+		memcpy(buf + w, s + len, n);
+		w += n;
+		len += n;
 	}
-	if (!param[len])
-		return param;
-	memcpy(buf, param, len);
-	memcpy(buf + len, "...", 4);
+	buf[w] = '\0';
+	if (s[len] && w + 4 <= size)
+		memcpy(buf + w, "...", 4);
 	return buf;
 }
 
 void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
 {
-	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], st[32], why[256], param[MG_TABLE_PARAM_MAX * 4 + 4];
+	char share[MG_SIZE_STRLEN], peak[MG_SIZE_STRLEN], st[32], why[256], param[MG_TABLE_PARAM_MAX * 4 + 8];
 	size_t failed = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -165,10 +171,10 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 		snprintf(ps, sizeof(ps), "%s%s / %s", t->peak_sampled ? "~" : "",
 		         t->peak_known ? mg_size_format(t->peak, peak) : "?",
 		         mg_size_format(t->share, share));
-		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index,
+		fprintf(out, "%6u  %-10s %21s  %3" PRIu64 "  %8.1f  %s%s%s\n", t->index + 1,
 		        status_word(t, st, sizeof(st)), ps, t->events.oom_kill, secs,
 		        mg_task_reason(t, why, sizeof(why)), t->param ? "  | " : "",
-		        t->param ? table_param(t->param, param) : "");
+		        t->param ? mg_report_shown(t->param, MG_TABLE_PARAM_MAX, param, sizeof(param)) : "");
 	}
 	if (brief)
 		fprintf(out,
@@ -178,7 +184,7 @@ void mg_report_table(FILE *out, const struct mg_run_info *info, const struct mg_
 	fprintf(out, "memguard: %zu succeeded, %zu failed%s%s\n", n - failed, failed,
 	        info->signal_received ? "; received " : "",
 	        info->signal_received ? info->signal_received : "");
-	char advice[512];
+	char advice[768];
 	if (info->advise && *mg_report_sizing(info, tasks, n, advice, sizeof(advice)))
 		fprintf(out, "memguard: %s\n", advice);
 }
@@ -188,24 +194,54 @@ const char *mg_report_sizing(const struct mg_run_info *info, const struct mg_tas
 {
 	_cleanup_free_ uint64_t *peaks = calloc(n ? n : 1, sizeof(*peaks));
 	char med[MG_SIZE_STRLEN], p95[MG_SIZE_STRLEN], max[MG_SIZE_STRLEN], share[MG_SIZE_STRLEN],
-	        suggest[MG_SIZE_STRLEN], budget[MG_SIZE_STRLEN];
+	        suggest[MG_SIZE_STRLEN], budget[MG_SIZE_STRLEN], as[MG_SIZE_STRLEN], rss[MG_SIZE_STRLEN],
+	        address[3 * MG_SIZE_STRLEN + 96] = "", lift[MG_SIZE_STRLEN + 48] = "", cpus[48] = "";
+	uint64_t as_max = 0;
+	/* More at once than CPUs only share them; the run's own -n may have been more on purpose. */
+	unsigned max_n = info->cpus ? (info->cpus > info->parallel ? info->cpus : info->parallel) : 0;
 	struct mg_sizing z;
 	size_t k = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; peaks && i < n; i++)
-		if (mg_task_exit_status(&tasks[i]) == 0 && tasks[i].peak_known)
-			peaks[k++] = tasks[i].peak;
-	if (!peaks || mg_sizing_advise(peaks, k, info->budget, &z) < 0)
+	for (size_t i = 0; peaks && i < n; i++) {
+		const struct mg_task *t = &tasks[i];
+		if (mg_task_exit_status(t) != 0 || !t->peak_known)
+			continue;
+		peaks[k++] = t->peak;
+		/* Its RLIMIT_AS is its share (CPython, PyPy, R; strict or degraded):
+		 * a smaller share is a smaller address space. */
+		if (t->rlimit_as && t->rlimit_as == t->share && t->as_peak_known && t->as_peak > as_max)
+			as_max = t->as_peak;
+	}
+	if (!peaks || mg_sizing_advise(peaks, k, info->budget, max_n, &z) < 0)
 		return buf;
+	uint64_t resident = z.suggest_share;
+	/* The advice must fit under RLIMIT_AS (B4: from resident memory alone it
+	 * was below what the interpreter's address space needs, and every task
+	 * of the next run failed with MemoryError). */
+	if (mg_sizing_share(as_max, info->budget) > z.suggest_share) {
+		z.suggest_share = mg_sizing_share(as_max, info->budget);
+		uint64_t fit = info->budget / z.suggest_share;
+		z.suggest_fit = fit == 0 ? 1 : fit > UINT32_MAX ? UINT32_MAX : (unsigned)fit;
+		z.suggest_n = max_n && z.suggest_fit > max_n ? max_n : z.suggest_fit;
+		snprintf(address, sizeof(address),
+		         "; their address space reached %s under RLIMIT_AS, which is the share",
+		         mg_size_format(as_max, as));
+		snprintf(lift, sizeof(lift), " (%s with --rlimit-as off)", mg_size_format(resident, rss));
+	}
+	if (z.suggest_n < z.suggest_fit && max_n == info->cpus)
+		snprintf(cpus, sizeof(cpus), ", as many as the %u CPUs", max_n);
+	else if (z.suggest_n < z.suggest_fit)
+		snprintf(cpus, sizeof(cpus), ", as many as this run had at once");
 	snprintf(buf, size,
 	         "sizing: the peaks of the %zu task%s that succeeded: median %s, 95th percentile %s, max %s, "
-	         "against a %s share; --mem-per-task %s would fit them all with %u%% to spare, and %u such "
-	         "task%s fit the %s budget (-n %u)",
+	         "against a %s share%s; --mem-per-task %s would fit them all with %u%% to spare%s, and %u "
+	         "such "
+	         "task%s fit the %s budget (-n %u%s)",
 	         z.n, z.n == 1 ? "" : "s", mg_size_format(z.median, med), mg_size_format(z.p95, p95),
-	         mg_size_format(z.max, max), mg_size_format(info->share, share),
-	         mg_size_format(z.suggest_share, suggest), MG_SIZING_HEADROOM_PERCENT, z.suggest_n,
-	         z.suggest_n == 1 ? "" : "s", mg_size_format(info->budget, budget), z.suggest_n);
+	         mg_size_format(z.max, max), mg_size_format(info->share, share), address,
+	         mg_size_format(z.suggest_share, suggest), MG_SIZING_HEADROOM_PERCENT, lift, z.suggest_fit,
+	         z.suggest_fit == 1 ? "" : "s", mg_size_format(info->budget, budget), z.suggest_n, cpus);
 	return buf;
 }
 
@@ -281,13 +317,13 @@ int mg_report_json(const char *path, const struct mg_run_info *info, const struc
 	else
 		fputs("null", f);
 	fprintf(f, ",\"runtime\":\"%s\",\"parallel\":%u,\"exit_status\":%d,\"tasks\":[",
-	        mg_runtime_name(info->runtime), info->parallel, mg_run_exit_status(tasks, n));
+	        mg_runtime_name(info->runtime), info->parallel, mg_run_status(info, tasks, n));
 	for (size_t i = 0; i < n; i++) {
 		const struct mg_task *t = &tasks[i];
 		bool exited = t->exited && WIFEXITED(t->wait_status);
 		bool signaled = t->exited && WIFSIGNALED(t->wait_status);
 
-		fprintf(f, "%s\n{\"index\":%u,\"param\":", i ? "," : "", t->index);
+		fprintf(f, "%s\n{\"index\":%u,\"param\":", i ? "," : "", t->index + 1);
 		if (t->param)
 			mg_json_string(f, t->param);
 		else
@@ -367,7 +403,30 @@ int mg_report_finish(FILE *table, const char *json_path, const struct mg_run_inf
 		mg_log_errno(LOG_ERR, r, "cannot write the report %s: %m", json_path);
 		return MG_EXIT_USAGE;
 	}
-	return mg_run_exit_status(tasks, n);
+	return mg_run_status(info, tasks, n);
+}
+
+int mg_run_status(const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
+{
+	return info->status_set ? info->exit_status : mg_run_exit_status(tasks, n);
+}
+
+int mg_stop_signal(const char *description)
+{
+	static const int stops[] = {SIGTERM, SIGINT, SIGHUP};
+
+	for (size_t i = 0; description && i < MG_ARRAY_SIZE(stops); i++)
+		if (strcmp(description, sigdescr_np(stops[i])) == 0)
+			return stops[i];
+	return 0;
+}
+
+int mg_run_final_status(int stop_signal, bool parallel, int parallel_status, const struct mg_task *tasks,
+                        size_t n)
+{
+	if (stop_signal)
+		return 128 + stop_signal;
+	return parallel ? parallel_status : mg_run_exit_status(tasks, n);
 }
 
 int mg_run_exit_status(const struct mg_task *tasks, size_t n)

@@ -20,10 +20,18 @@ struct mg_run_info {
 	unsigned parallel;           /* tasks at once */
 	const char *signal_received; /* a forwarded SIGTERM etc., or NULL */
 	bool advise;                 /* a sweep (--tasks): end with the sizing advice */
+	unsigned cpus;               /* CPUs memguard may run on: the advice's -n stays within them */
+	bool status_set;             /* exit_status is the run's; else mg_run_exit_status() */
+	int exit_status;
 };
 
 /* Characters of a task-file line the table shows; the JSON report has it all. */
 #define MG_TABLE_PARAM_MAX 60
+
+/* s as a table shows it: its first max characters (UTF-8), a control byte
+ * as \xHH so that none reaches a terminal raw, and "..." when there is
+ * more. Into buf (max * 4 + 8 bytes hold any); returns buf. */
+const char *mg_report_shown(const char *s, unsigned max, char *buf, size_t size);
 
 /* Above this many tasks the table shows only the failed ones, first, and
  * sums up the rest: hundreds of "ok" rows would bury them. The JSON report
@@ -57,3 +65,16 @@ int mg_report_finish(FILE *table, const char *json_path, const struct mg_run_inf
 /* The launcher's exit status: 0 when every task succeeded, else the status of
  * the first failing task by index. */
 int mg_run_exit_status(const struct mg_task *tasks, size_t n);
+
+/* The run's exit status: info's when set, else mg_run_exit_status(). */
+int mg_run_status(const struct mg_run_info *info, const struct mg_task *tasks, size_t n);
+
+/* The signal that stopped a run, from its description as mg_supervise
+ * gives it (sigdescr_np: "Terminated"): SIGTERM, SIGINT or SIGHUP, else 0. */
+int mg_stop_signal(const char *description);
+
+/* The exit status a run ends with, pure: 128 + stop_signal when memguard was
+ * stopped, whatever its tasks did; else with GNU parallel's inputs
+ * parallel_status (farm/halt.h); else mg_run_exit_status(). */
+int mg_run_final_status(int stop_signal, bool parallel, int parallel_status, const struct mg_task *tasks,
+                        size_t n);

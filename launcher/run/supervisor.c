@@ -21,6 +21,7 @@
 #include "memguard/util.h"
 #include "farm/joblog.h"
 #include "farm/schedule.h"
+#include "farm/sweep.h"
 #include "report/memreason.h"
 #include "run/spawn.h"
 #include "run/steps.h"
@@ -29,6 +30,12 @@
 /* How long a SIGKILLed launcher's watcher gives the run's processes after
  * SIGTERM before SIGKILL: the grace period, at most this. */
 #define WATCHER_DELAY_MAX_USEC (5 * 1000000ull)
+
+/* Under RLIMIT_AS, VmPeak is sampled this many times per watchdog interval
+ * (every 50 ms): one read of /proc/<pid>/status per task. */
+#define AS_SAMPLES_PER_WATCHDOG 5
+/* ... and once soon after a task starts: 10 ms in. */
+#define AS_FIRST_SAMPLE_DIVISOR 25
 
 /* After a task's main process exits, how long its leftovers may take to die. */
 #define DRAIN_TIMEOUT_USEC (5 * 1000000ull)
@@ -106,6 +113,12 @@ static bool terminating(int sig)
 	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
 }
 
+/* With GNU parallel's inputs, the sweep's hooks (farm/sweep.h); else NULL. */
+static struct mg_sweep *sweep_of(const struct mg_supervisor_config *cfg)
+{
+	return cfg->farm ? cfg->farm->sweep : NULL;
+}
+
 char **mg_expand_command(char *const *command, const char *param)
 {
 	size_t n = 0;
@@ -155,6 +168,9 @@ static void finish(struct supervisor *s, struct mg_task *t);
 static int start_step(struct supervisor *s, struct mg_task *t, char *const *argv,
                       struct mg_spawn_request *req, int err);
 static void start_more(struct supervisor *s);
+static void arm(struct supervisor *s, sd_event_source **src, uint64_t usec, sd_event_time_handler_t cb);
+static int on_as_timer(sd_event_source *src, uint64_t usec, void *userdata);
+static void halt(struct supervisor *s, const struct mg_task *t, enum mg_halt_when when);
 static int scan_tasks(struct supervisor *s, struct mg_proc **ret_procs, long **ret_task);
 
 /* The name of a task's cgroup in the run's: task-<index>. */
@@ -167,7 +183,8 @@ static const char *task_cgroup_name(const struct mg_task *t, char buf[static 32]
 static int start_task(struct supervisor *s, struct mg_task *t)
 {
 	const struct mg_supervisor_config *cfg = s->cfg;
-	struct mg_env_setting env[MG_HEAP_ENV_MAX + 4]; /* + MEMGUARD_TASK, _RUN, _NTASKS, _MEM_BYTES */
+	/* + MEMGUARD_TASK, _RUN, _NTASKS, _MEM_BYTES, and PARALLEL_SEQ, _JOBSLOT of a sweep */
+	struct mg_env_setting env[MG_HEAP_ENV_MAX + 6];
 	char name[32];
 	size_t nenv = 0;
 	char **argv = NULL;
@@ -215,6 +232,13 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 		t->spawn_errno = -r;
 		return r;
 	}
+	/* A sweep's output goes through pipes to memguard (grouped, --tag, -k). */
+	if ((r = mg_sweep_output(sweep_of(cfg), t, &out, &err)) < 0) {
+		t->spawn_errno = -r;
+		if (out >= 0)
+			close(out), close(err);
+		return r;
+	}
 	if (cfg->placement) {
 		t->cgfd = mg_placement_task_create(cfg->placement, task_cgroup_name(t, name), &limits);
 		if (t->cgfd < 0) {
@@ -240,12 +264,18 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	env[nenv] = (struct mg_env_setting){.name = "MEMGUARD_MEM_BYTES"};
 	snprintf(env[nenv++].value, sizeof(env[0].value), "%" PRIu64, t->share);
 
-	if (t->param && !(argv = mg_expand_command(cfg->command, t->param))) {
+	/* A sweep's task is its line for the shell, in a job slot of its own. */
+	if (sweep_of(cfg))
+		argv = mg_sweep_argv(sweep_of(cfg), t);
+	else if (t->param)
+		argv = mg_expand_command(cfg->command, t->param);
+	if ((sweep_of(cfg) || t->param) && !argv) {
 		t->spawn_errno = ENOMEM;
 		if (out >= 0)
 			close(out), close(err);
 		return -ENOMEM;
 	}
+	nenv += mg_sweep_env(sweep_of(cfg), t, env + nenv);
 	struct mg_spawn_request req = {
 	        .argv = argv ? argv : cfg->command,
 	        .cgroup_fd = t->cgfd,
@@ -277,7 +307,7 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	}
 	if (r < 0) {
 		t->spawn_errno = -r;
-		return mg_log_errno(LOG_ERR, r, "start task %u: %m", t->index);
+		return mg_log_errno(LOG_ERR, r, "start task %u: %m", t->index + 1);
 	}
 	t->state = MG_TASK_RUNNING;
 	s->running++;
@@ -302,7 +332,14 @@ static struct step_run *step_of(const struct supervisor *s, const struct mg_task
 static void step_out(void *ctx, const char *data, size_t len)
 {
 	const struct step_run *run = ctx;
+	struct mg_sweep *sweep = sweep_of(run->s->cfg);
 
+	/* A sweep's grouped output: into its buffers, not through a pipe that
+	 * this same loop would have to drain. */
+	if (mg_sweep_captures(sweep)) {
+		mg_sweep_feed_err(sweep, run->t, data, len);
+		return;
+	}
 	while (len > 0) {
 		ssize_t n = write(run->out_fd, data, len);
 		if (n < 0 && errno == EINTR)
@@ -322,6 +359,22 @@ static void step_tell(const struct step_run *run, const char *what)
 	do
 		n = write(run->in_fd, what, strlen(what));
 	while (n < 0 && errno == EINTR);
+}
+
+/* Sends sig to a running task: to its process group, or for a step to the
+ * helper in it, which passes it on (srun would make SIGKILL of a SIGTERM).
+ * 0 or -errno. */
+static int signal_task(struct supervisor *s, const struct mg_task *t, int sig)
+{
+	struct step_run *run = step_of(s, t);
+	char word[32];
+
+	if (run) {
+		snprintf(word, sizeof(word), MG_STEP_CMD_SIGNAL " %d\n", sig);
+		step_tell(run, word);
+		return 0;
+	}
+	return kill(-t->pid, sig) < 0 && errno != ESRCH ? -errno : 0;
 }
 
 static int on_step_stderr(sd_event_source *src, int fd, uint32_t revents, void *userdata);
@@ -358,6 +411,11 @@ static int start_step(struct supervisor *s, struct mg_task *t, char *const *argv
 	if (r >= 0) {
 		snprintf(run->stream.nonce, sizeof(run->stream.nonce), "%s", cfg->steps->nonce);
 		run->out_fd = err >= 0 ? err : STDERR_FILENO;
+		/* A sweep that groups output reads none of it through this pipe. */
+		if (err >= 0 && mg_sweep_captures(sweep_of(cfg))) {
+			close(err);
+			run->out_fd = STDERR_FILENO;
+		}
 		run->stream.rec.limit = MG_SIZE_UNLIMITED;
 		run->s = s;
 		run->t = t;
@@ -411,7 +469,8 @@ static void step_done(struct supervisor *s, struct mg_task *t)
 		         mg_size_format(rec->limit, limit));
 	}
 	if (run->stream.bad)
-		log_warn("task %u: its step's record did not parse; its numbers may be missing", t->index);
+		log_warn("task %u: its step's record did not parse; its numbers may be missing",
+		         t->index + 1);
 	sd_event_source_disable_unref(run->src);
 	close(run->in_fd);
 	close(run->err_fd);
@@ -541,6 +600,7 @@ static void start_more(struct supervisor *s)
 		/* A line another node took first is its, not ours. */
 		int claim = cfg->farm && !t->claimed ? mg_farm_claim(cfg->farm, t) : 1;
 		if (claim == 0) {
+			mg_sweep_skip(sweep_of(cfg), t);
 			t->state = MG_TASK_DONE;
 			t->elsewhere = true;
 			s->counts.elsewhere++;
@@ -560,8 +620,15 @@ static void start_more(struct supervisor *s)
 			}
 			if (cfg->farm)
 				(void)mg_farm_log_attempt(cfg->farm, t);
+			halt(s, t, mg_sweep_ended(sweep_of(cfg), t, true));
 			s->counts.failed++;
 			s->done++;
+		} else if (s->as_timer) {
+			/* A first look at its address space soon after it starts:
+			 * one that reaches its limit faster than the samples come
+			 * still has what of it was never resident known. */
+			arm(s, &s->as_timer, cfg->watchdog_interval_usec / AS_FIRST_SAMPLE_DIVISOR,
+			    on_as_timer);
 		}
 	}
 	if (s->done == cfg->ntasks || (s->stopping && s->running == 0))
@@ -691,7 +758,7 @@ static void kill_task(struct supervisor *s, struct mg_task *t)
 		r = r < 0 ? r : k < 0 ? k : 0;
 	}
 	if (r < 0 && r != -ENOENT)
-		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index);
+		mg_log_errno(LOG_WARNING, r, "kill task %u: %m", t->index + 1);
 }
 
 /* A step told to die that still runs: its srun goes, and srun's shepherd
@@ -707,7 +774,7 @@ static int on_step_kill_timer(sd_event_source *src, uint64_t usec, void *userdat
 		if (run && run->kill_usec && t->state == MG_TASK_RUNNING &&
 		    now - run->kill_usec >= STEP_KILL_TIMEOUT_USEC && kill(t->pid, SIGKILL) == 0)
 			log_warn("task %u: its step did not end %llus after the kill; ending its srun",
-			         t->index, (unsigned long long)(STEP_KILL_TIMEOUT_USEC / 1000000));
+			         t->index + 1, (unsigned long long)(STEP_KILL_TIMEOUT_USEC / 1000000));
 	}
 	return 0;
 }
@@ -721,16 +788,46 @@ static void log_memory_end(const struct mg_task *t)
 	char why[256];
 
 	if (end != MG_MEMORY_END_NONE)
-		log_warn("task %u %s: %s", t->index, mg_memory_end_words(end),
+		log_warn("task %u %s: %s", t->index + 1, mg_memory_end_words(end),
 		         mg_task_reason(t, why, sizeof(why)));
 }
 
-/* A peak from samples: the largest seen, marked as such. */
+/* A peak from samples: the largest seen, marked as such. A sample of
+ * nothing is no peak: a task caught as it exits (a zombie has no memory)
+ * would have a Peak of 0 instead of "-". */
 static void note_sampled_peak(struct mg_task *t, uint64_t bytes)
 {
+	if (!bytes)
+		return;
 	if (!t->peak_known || bytes > t->peak)
 		t->peak = bytes;
 	t->peak_known = t->peak_sampled = true;
+}
+
+static int on_grace_timer(sd_event_source *src, uint64_t usec, void *userdata);
+
+/* --halt's verdict on a sweep (farm/halt.h): soon starts nothing more; now
+ * also stops what runs, as a SIGTERM would, without being one. */
+static void halt(struct supervisor *s, const struct mg_task *t, enum mg_halt_when when)
+{
+	if (when == MG_HALT_NEVER || s->stopping)
+		return;
+	s->stopping = true;
+	log_notice("task %u ended with status %d: --halt %s", t->index + 1, mg_task_exit_status(t),
+	           when == MG_HALT_NOW ? "now: stopping the tasks still running"
+	                               : "soon: starting no more tasks, waiting for those running");
+	if (when != MG_HALT_NOW)
+		return;
+	for (size_t i = 0; i < s->cfg->ntasks; i++) {
+		struct mg_task *r = &s->cfg->tasks[i];
+		if (r->state != MG_TASK_RUNNING)
+			continue;
+		r->interrupted = true;
+		int e = signal_task(s, r, SIGTERM);
+		if (e < 0)
+			mg_log_errno(LOG_WARNING, e, "stop task %u: %m", r->index + 1);
+	}
+	arm(s, &s->grace_timer, s->cfg->grace_usec, on_grace_timer);
 }
 
 /* The attempt is over: into the joblog, and run again with a larger share
@@ -751,19 +848,22 @@ static void attempt_ended(struct supervisor *s, struct mg_task *t)
 	        .page_size = s->page_size,
 	};
 	uint64_t share = s->stopping || !cfg->budget ? 0 : mg_retry_share(&in);
-	size_t *bigger;
+	size_t *bigger = NULL;
 
 	if (cfg->farm)
 		(void)mg_farm_log_attempt(cfg->farm, t);
 	if (strcmp(outcome, "oom_killed") == 0 || strcmp(outcome, "killed_by_memguardd") == 0 ||
 	    strcmp(outcome, "killed_by_watchdog") == 0)
 		s->counts.memory_kills++;
-	if (share && (bigger = realloc(s->retry, (s->nretry + 1) * sizeof(*s->retry)))) {
+	bool retry = share && (bigger = realloc(s->retry, (s->nretry + 1) * sizeof(*s->retry)));
+	/* A failure counts for --halt once it is final: a retry may yet succeed. */
+	halt(s, t, mg_sweep_ended(sweep_of(cfg), t, !retry));
+	if (retry) {
 		char old[MG_SIZE_STRLEN], new[MG_SIZE_STRLEN];
 		log_notice(
 		        "task %u: attempt %u failed for memory (%s); retry %u of %u with a %s share instead "
 		        "of %s, once that much of the budget is free",
-		        t->index, t->attempt, outcome, t->attempt - t->first_attempt + 1, cfg->retries,
+		        t->index + 1, t->attempt, outcome, t->attempt - t->first_attempt + 1, cfg->retries,
 		        mg_size_format(share, new), mg_size_format(t->share, old));
 		s->retry = bigger;
 		/* In the task file's order. */
@@ -804,7 +904,7 @@ static void finish(struct supervisor *s, struct mg_task *t)
 
 		/* Read the verdict before the cgroup and its counters are gone. */
 		if ((r = cgfd < 0 ? cgfd : mg_cg_read_memory_events(cgfd, &t->events)) < 0)
-			mg_log_errno(LOG_WARNING, r, "read memory.events of task %u: %m", t->index);
+			mg_log_errno(LOG_WARNING, r, "read memory.events of task %u: %m", t->index + 1);
 		if (cgfd >= 0 && mg_cg_read_u64(cgfd, "memory.peak", &peak) == 0) {
 			t->peak = peak;
 			t->peak_known = true;
@@ -927,10 +1027,14 @@ static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, v
 		for (size_t i = 0; i < s->cfg->ntasks; i++) {
 			struct mg_task *t = &s->cfg->tasks[i];
 			if (t->pid == pid && t->state == MG_TASK_RUNNING) {
-				/* Resident memory is address space too: an exact lower
-				 * bound for the verdict, where sampling VmPeak can miss. */
+				/* Resident memory is address space too: its peak, and
+				 * the part of the address space that was never resident
+				 * beside it, give the address space reached at the end,
+				 * which sampling VmPeak misses when the task grows fast
+				 * (the same task was near_limit in 1 run of 3). */
 				if (t->rlimit_as && ru.ru_maxrss > 0)
-					note_as_peak(t, (uint64_t)ru.ru_maxrss * 1024);
+					note_as_peak(t, (uint64_t)ru.ru_maxrss * 1024 +
+					                        (t->as_gap_known ? t->as_gap : 0));
 				task_exited(s, t, status);
 				break;
 			}
@@ -999,17 +1103,10 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 
 	for (size_t i = 0; i < s->cfg->ntasks; i++) {
 		struct mg_task *t = &s->cfg->tasks[i];
-		struct step_run *run = step_of(s, t);
-		char word[32];
-		if (t->state != MG_TASK_RUNNING)
-			continue;
-		if (run) {
-			snprintf(word, sizeof(word), MG_STEP_CMD_SIGNAL " %d\n", sig);
-			step_tell(run, word);
-		} else if (kill(-t->pid, sig) < 0 && errno != ESRCH) {
-			mg_log_errno(LOG_WARNING, -errno, "forward SIG%s to task %u: %m", sigabbrev_np(sig),
-			             t->index);
-		}
+		int e = t->state == MG_TASK_RUNNING ? signal_task(s, t, sig) : 0;
+		if (e < 0)
+			mg_log_errno(LOG_WARNING, e, "forward SIG%s to task %u: %m", sigabbrev_np(sig),
+			             t->index + 1);
 	}
 	if (!terminating(sig))
 		return 0;
@@ -1067,11 +1164,15 @@ static void sample_as_peaks(const struct supervisor *s)
 {
 	for (size_t i = 0; s->cfg->rlimit_as && i < s->cfg->ntasks; i++) {
 		struct mg_task *t = &s->cfg->tasks[i];
-		uint64_t vmpeak;
+		uint64_t vmpeak, gap;
 
 		/* Unreaped, so the pid is still this task's. */
-		if (t->state == MG_TASK_RUNNING && mg_proc_read_vmpeak(s->cfg->procfd, t->pid, &vmpeak) == 0)
-			note_as_peak(t, vmpeak);
+		if (t->state != MG_TASK_RUNNING || mg_proc_read_as(s->cfg->procfd, t->pid, &vmpeak, &gap) < 0)
+			continue;
+		note_as_peak(t, vmpeak);
+		if (!t->as_gap_known || gap < t->as_gap)
+			t->as_gap = gap;
+		t->as_gap_known = true;
 	}
 }
 
@@ -1079,7 +1180,7 @@ static int on_as_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 
-	arm(s, &s->as_timer, s->cfg->watchdog_interval_usec, on_as_timer);
+	arm(s, &s->as_timer, s->cfg->watchdog_interval_usec / AS_SAMPLES_PER_WATCHDOG, on_as_timer);
 	sample_as_peaks(s);
 	return 0;
 }
@@ -1097,7 +1198,6 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 	int n;
 
 	arm(s, &s->watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
-	sample_as_peaks(s);
 	if (!pages)
 		return 0;
 	n = scan_tasks(s, &procs, &task);
@@ -1117,8 +1217,8 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 		if (rss <= t->share || t->killed_by == MG_KILL_WATCHDOG)
 			continue;
 		char a[MG_SIZE_STRLEN], b[MG_SIZE_STRLEN];
-		log_warn("task %u: RSS %s exceeds its %s share: killing it", t->index, mg_size_format(rss, a),
-		         mg_size_format(t->share, b));
+		log_warn("task %u: RSS %s exceeds its %s share: killing it", t->index + 1,
+		         mg_size_format(rss, a), mg_size_format(t->share, b));
 		t->killed_by = MG_KILL_WATCHDOG;
 		kill(-t->pid, SIGKILL);
 		/* Children that left the process group, or the tree, are the task's too. */
@@ -1229,6 +1329,7 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		sigaction(SIGPIPE, &pipe_was, NULL);
 		return mg_log_errno(LOG_ERR, r, "watch signals: %m");
 	}
+	mg_sweep_attach(sweep_of(cfg), s.event);
 	for (size_t i = 0; i < cfg->ntasks; i++)
 		cfg->tasks[i].cgfd = -1;
 	/* Each step's helper samples and guards its task where it runs: here,
@@ -1237,8 +1338,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	bool here = !cfg->steps;
 	if (here && !cfg->placement && cfg->watchdog_interval_usec)
 		arm(&s, &s.watchdog_timer, cfg->watchdog_interval_usec, on_watchdog);
-	else if (here && cfg->rlimit_as && cfg->watchdog_interval_usec)
-		arm(&s, &s.as_timer, cfg->watchdog_interval_usec, on_as_timer);
+	if (here && cfg->rlimit_as && cfg->watchdog_interval_usec)
+		arm(&s, &s.as_timer, cfg->watchdog_interval_usec / AS_SAMPLES_PER_WATCHDOG, on_as_timer);
 	if (here && !cfg->placement)
 		start_watcher(&s);
 	else if (here && cfg->watchdog_interval_usec &&
@@ -1276,6 +1377,7 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	sd_event_source_unref(s.as_timer);
 	sd_event_source_unref(s.peak_timer);
 	sd_event_source_unref(s.progress_timer);
+	mg_sweep_attach(sweep_of(cfg), NULL);
 	sd_event_source_unref(s.step_kill_timer);
 	/* Only after a failed loop: steps still running. Their sruns die below. */
 	for (size_t i = 0; s.steps && i < cfg->ntasks; i++)

@@ -167,6 +167,19 @@ command not executable         | 126 | 1 | Permission denied               | \$M
 --joblog of an edited task file | 125 | 1 | the task file changed          | \$M --dry-run --tasks \$W/two --joblog \$W/edited.log --resume -- echo {}
 --joblog in a missing directory | 125 | 1 | cannot open the joblog         | \$M --joblog /nonexistent/j.log -- true
 --results in a missing directory | 125 | 1 | cannot create the results folder | \$M --results /nonexistent/out -- true
+--results not writable         | 125 | 1 | cannot write into the results folder | $nobody \$M -q --tasks \$W/two --results \$W/ro -- echo {}
+-q with parallel's inputs      | 125 | 1 | -q is memguard's --quiet        | \$M -q echo {} ::: a
+-k without parallel's inputs   | 125 | 1 | -k needs GNU parallel's inputs  | \$M -k -- true
+--tasks and :::                | 125 | 1 | two lists of tasks              | \$M --tasks \$W/two -- echo {} ::: a
+-j 0                           | 125 | 1 | invalid -j 0                    | \$M -j 0 -- true
+-j garbage                     | 125 | 1 | invalid -j "many"               | \$M -j many -- true
+--halt garbage                 | 125 | 1 | invalid --halt "sometimes"      | \$M --halt sometimes echo {} ::: a
+--colsep not a regexp          | 125 | 1 | invalid --colsep "("            | \$M --colsep '(' echo {} ::: a
+:::: missing                   | 125 | 1 | cannot read the input /nonexistent | \$M echo {} :::: /nonexistent
+:::: a NUL byte                | 125 | 1 | NUL byte                        | \$M echo {} :::: \$W/nul
+:::: a line over 1 MiB         | 125 | 1 | line 1 is longer than 1 MiB     | \$M echo {} :::: \$W/long
+:::: empty: nothing to run     | 0   | 1 | no input: nothing to run        | \$M echo {} :::: \$W/empty
+report --svg without a file    | 125 | 1 | --svg needs a file name         | \$M report --svg
 --config missing               | 125 | 1 | cannot read: No such file       | \$M --config /nonexistent -- true
 --config a directory           | 125 | 1 | Is a directory                  | \$M --config /tmp -- true
 --config unreadable            | 125 | 1 | Permission denied               | $nobody \$M --config \$W/unreadable -- true
@@ -218,8 +231,8 @@ epilogue no such job           | 0   | 0 | -                               | \$E
 SIGTERM while a task runs      | 143 | 1 | received SIGTERM                | signal_run TERM -q -n 1 --grace 5s -- $task
 SIGTERM before queued tasks start | 143 | 1 | received SIGTERM             | signal_run TERM -q -n 1 --tasks \$W/two -- $task
 SIGINT while a task runs       | 130 | 1 | received SIGINT                 | signal_run INT -q -n 1 --grace 5s -- $task
-SIGTERM ignored by the task    | 137 | 1 | received SIGTERM                | signal_run TERM -q -n 1 --grace 1s -- $deaf
-second SIGTERM                 | 137 | 2 | second SIGTERM: killing the tasks now | signal_run TERM,TERM -q -n 1 --grace 60s -- $deaf
+SIGTERM ignored by the task    | 143 | 1 | received SIGTERM                | signal_run TERM -q -n 1 --grace 1s -- $deaf
+second SIGTERM                 | 143 | 2 | second SIGTERM: killing the tasks now | signal_run TERM,TERM -q -n 1 --grace 60s -- $deaf
 EOF
 )
 

@@ -81,15 +81,16 @@ python3 -c "import sys; v = float(sys.argv[1]); sys.exit(not 0 < v < 30)" "$kill
 # 3. The launcher's file.
 sed 's/^/    /' "$work/run.prom" | grep -v '^    #'
 promtool_ok "$work/run.prom"
-for t in 0 1 2; do
+# The task label counts from 1, as the summary does: MEMGUARD_TASK 3 is task 4.
+for t in 1 2 3; do
 	assert_eq "$(sample "$work/run.prom" "memguard_task_outcome{task=\"$t\",outcome=\"ok\"}")" 1 "task $t outcome"
 done
-assert_eq "$(sample "$work/run.prom" 'memguard_task_outcome{task="3",outcome="killed_by_memguardd"}')" 1 \
-	"task 3 outcome"
+assert_eq "$(sample "$work/run.prom" 'memguard_task_outcome{task="4",outcome="killed_by_memguardd"}')" 1 \
+	"task 4 outcome"
 assert_eq "$(sample "$work/run.prom" memguard_run_exit_status)" 137 "the run's exit status"
 assert_eq "$(sample "$work/run.prom" memguard_run_tasks)" 4 "tasks in the run"
-peak=$(sample "$work/run.prom" 'memguard_task_peak_bytes{task="3"}')
-[ "$peak" -gt $((215 << 20)) ] || fail "task 3's peak $peak is not above its share"
+peak=$(sample "$work/run.prom" 'memguard_task_peak_bytes{task="4"}')
+[ "$peak" -gt $((215 << 20)) ] || fail "task 4's peak $peak is not above its share"
 assert_eq "$(sample "$work/run.prom" memguard_run_share_bytes)" "$(json "$work/r.json" "r['share_bytes']")" \
 	"share as in the report"
 assert_eq "$(sample "$work/run.prom" memguard_run_budget_bytes)" "$(json "$work/r.json" "r['budget_bytes']")" \

@@ -5,8 +5,10 @@
 # task that grows without end is killed at 100, 200 and 400 MiB and then
 # fails for good (--retries 2), and the run ends. The shares running never
 # pass the budget. --results holds every attempt's output, --progress
-# prints status lines.
+# prints status lines. On GNU parallel's command line, a failure that a retry
+# follows is none for --halt. A retry cut off by a stop resumes with its share.
 . "$(dirname "$0")/lib.sh"
+trap kill_recorded EXIT
 
 MiB=$((1 << 20))
 {
@@ -40,7 +42,7 @@ assert_eq "$(awk -F'\t' 'NR > 1 && $1 == 7 { printf "%s/%s/%d ", $12, $13, $9 / 
 assert_eq "$(awk -F'\t' 'NR > 1 && $1 == 8 { printf "%s/%s/%d ", $12, $13, $9 / 1048576 }' "$work/sweep.log")" \
 	"oom_killed/1/100 oom_killed/2/200 oom_killed/3/400 " "the runaway's attempts"
 assert_eq "$(json "$work/r.json" "[t['status'] for t in r['tasks']]")" "[0, 0, 0, 0, 0, 0, 0, 137]" "final statuses"
-assert_contains "$work/err" "task 6: attempt 1 failed for memory (oom_killed); retry 1 of 2 with a 200MiB share" "retry notice"
+assert_contains "$work/err" "task 7: attempt 1 failed for memory (oom_killed); retry 1 of 2 with a 200MiB share" "retry notice"
 
 # Never overcommitted: at every attempt's start, the shares of the attempts
 # running then (the joblog's Starttime and JobRuntime) fit in the budget.
@@ -63,4 +65,61 @@ n=$(grep -c '^memguard: [0-9]*/8 done ([0-9]* failed), [0-9]* running, [0-9]* re
 note "$n status lines"
 [ "$n" -ge 3 ] || fail "only $n status lines from --progress=1s"
 assert_contains "$work/err" "8/8 done (1 failed), 0 running, 3 retried" "the last status line"
+assert_no_leftover
+
+# The same tasks on GNU parallel's command line, under --halt now,fail=1: the
+# 150 MiB task's first attempt, killed at its share, is no failure for
+# --halt, since its retry follows; it succeeds, and so does the run. Its
+# output is the retry's alone (grouped output: the killed attempt's is
+# dropped). Only the runaway's final failure halts the run.
+set +e
+timeout 300 "$memguard" -j 4 --mem 400M --strict --retries 2 --halt now,fail=1 -k \
+	'echo "start {} share $MEMGUARD_MEM_BYTES"; exec '"$memhog"' -s 10 -d 20 -H 500 {}' \
+	::: 40 40 150 40 >"$work/halt.out" 2>"$work/halt.err"
+status=$?
+set -e
+cat "$work/halt.err"
+assert_eq "$status" 0 "--halt now,fail=1: a retried memory failure does not halt the run"
+assert_eq "$(cat "$work/halt.out")" "start 40 share $((100 * MiB))
+start 40 share $((100 * MiB))
+start 150 share $((200 * MiB))
+start 40 share $((100 * MiB))" "the output, in order, the retry's for the 150 MiB task"
+assert_contains "$work/halt.err" "task 3: attempt 1 failed for memory (oom_killed); retry 1 of 2" "the retry"
+set +e
+timeout 300 "$memguard" -j 4 --mem 400M --strict --retries 1 --halt now,fail=1 -- \
+	"$memhog" -s 10 -d 20 -H 2000 {} ::: inf 40 >"$work/halt2.out" 2>"$work/halt2.err"
+status=$?
+set -e
+cat "$work/halt2.err"
+assert_eq "$status" 137 "--halt now,fail=1: the runaway's final failure halts, with its status"
+assert_contains "$work/halt2.err" "task 1 ended with status 137: --halt now" "the halt said"
+
+# B3: a memory retry a stop cut off keeps its larger share. The 150 MiB task
+# is killed at its 100 MiB share; its retry with 200 MiB holds its memory
+# when the job is stopped (exit 143, the retry logged interrupted); the
+# resume runs it at 200 MiB, and it succeeds (main restarted it at 100 MiB).
+echo 150 >"$work/one"
+# The same command both times (a resume matches it); how long it holds comes from the environment.
+b3_task='echo "$MEMGUARD_MEM_BYTES" >'"$work"'/b3.share; exec '"$memhog"' -s 10 -d 20 -H "$HOLD" {}'
+HOLD=60000 "$memguard" -n 1 --mem-per-task 100M --mem 400M --strict --retries 2 --tasks "$work/one" \
+	--joblog "$work/b3.log" -- sh -c "$b3_task" 2>"$work/b3.err" &
+pid=$!
+echo "$pid" >"$work/pid.b3"
+wait_for 120 grep -qx $((200 * MiB)) "$work/b3.share" || fail "B3: the retry with 200 MiB did not start"
+sleep 2 # it holds its 150 MiB by now
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+cat "$work/b3.err"
+assert_eq "$status" 143 "B3: the stopped run"
+assert_eq "$(awk -F'\t' 'NR > 1 { printf "%s/%s/%d ", $12, $13, $9 / 1048576 }' "$work/b3.log")" \
+	"oom_killed/1/100 interrupted/2/200 " "B3: the attempts before the stop"
+status=0
+HOLD=200 timeout 300 "$memguard" -n 1 --mem-per-task 100M --mem 400M --strict --retries 2 --tasks "$work/one" \
+	--joblog "$work/b3.log" --resume -- sh -c "$b3_task" 2>"$work/b3r.err" || status=$?
+cat "$work/b3r.err"
+cat "$work/b3.log"
+assert_eq "$status" 0 "B3: the resumed retry succeeds"
+assert_eq "$(awk -F'\t' 'NR > 1 && $13 == 3 { printf "%s/%d", $12, $9 / 1048576 }' "$work/b3.log")" "ok/200" \
+	"B3: attempt 3 ran with the retry's 200 MiB"
 assert_no_leftover

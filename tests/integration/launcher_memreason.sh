@@ -7,8 +7,9 @@
 # memory.max still says the kernel killed it.
 . "$(dirname "$0")/lib.sh"
 
-# Task 0 grows in 8 MiB steps, written so they are resident, until CPython
-# raises MemoryError and exits 1; task 1 fails at once, using next to nothing.
+# Task 1 (MEMGUARD_TASK 0) grows in 8 MiB steps, written so they are resident,
+# until CPython raises MemoryError and exits 1; task 2 fails at once, using
+# next to nothing. The summary and the log count from 1.
 cat >"$work/hog.py" <<'PY'
 import os, sys
 if os.environ["MEMGUARD_TASK"] == "1":
@@ -30,19 +31,19 @@ run_hog() {
 	set -e
 	cat "$work/$name.err"
 	note "$name: exit $status"
-	assert_eq "$status" 1 "$name: exit status (task 0's MemoryError)"
+	assert_eq "$status" 1 "$name: exit status (task 1's MemoryError)"
 	assert_eq "$(json "$work/$name.json" "r['runtime']")" cpython "$name: runtime"
 	assert_contains "$work/$name.err" "^MemoryError" "$name: CPython's own MemoryError"
 	# The summary's row, the report and the log name the limit.
-	row "$work/$name.err" 0 >"$work/$name.row0"
+	row "$work/$name.err" 1 >"$work/$name.row0"
 	assert_contains "$work/$name.row0" "failed with exit code 1 after reaching at least [0-9]*% of its" \
-		"$name: task 0's row"
-	assert_contains "$work/$name.row0" "address-space limit (RLIMIT_AS)" "$name: task 0's row"
-	assert_contains "$work/$name.row0" "MemoryError" "$name: task 0's row"
+		"$name: task 1's row"
+	assert_contains "$work/$name.row0" "address-space limit (RLIMIT_AS)" "$name: task 1's row"
+	assert_contains "$work/$name.row0" "MemoryError" "$name: task 1's row"
 	reason=$(json "$work/$name.json" "r['tasks'][0]['reason']")
 	case $reason in
 	*"address-space limit (RLIMIT_AS): likely out of address space (a MemoryError in Python)") ;;
-	*) fail "$name: task 0's reason in the report: $reason" ;;
+	*) fail "$name: task 1's reason in the report: $reason" ;;
 	esac
 	assert_eq "$(json "$work/$name.json" "r['tasks'][0]['near_limit']")" RLIMIT_AS "$name: near_limit"
 	assert_eq "$(json "$work/$name.json" "r['tasks'][0]['near_limit_percent'] >= 90")" True \
@@ -54,16 +55,16 @@ run_hog() {
 		"$name: the address space reached, near RLIMIT_AS"
 	assert_eq "$(json "$work/$name.json" "r['tasks'][0]['oom_kills']")" 0 "$name: no kernel OOM kill"
 	assert_contains "$work/$name.err" \
-		"^memguard: warning: task 0 likely ran out of memory: failed with exit code 1 after reaching" \
+		"^memguard: warning: task 1 likely ran out of memory: failed with exit code 1 after reaching" \
 		"$name: the log line"
 	# Task 1 failed far below everything: no memory claim anywhere.
 	assert_eq "$(json "$work/$name.json" "r['tasks'][1]['reason']")" "failed with exit code 1" \
-		"$name: task 1's reason"
-	assert_eq "$(json "$work/$name.json" "r['tasks'][1]['near_limit']")" None "$name: task 1's near_limit"
-	row "$work/$name.err" 1 >"$work/$name.row1"
-	assert_contains "$work/$name.row1" "failed with exit code 1$" "$name: task 1's row"
-	if grep -q "task 1 .*ran out of memory" "$work/$name.err"; then
-		fail "$name: task 1 logged as out of memory"
+		"$name: task 2's reason"
+	assert_eq "$(json "$work/$name.json" "r['tasks'][1]['near_limit']")" None "$name: task 2's near_limit"
+	row "$work/$name.err" 2 >"$work/$name.row1"
+	assert_contains "$work/$name.row1" "failed with exit code 1$" "$name: task 2's row"
+	if grep -q "task 2 .*ran out of memory" "$work/$name.err"; then
+		fail "$name: task 2 logged as out of memory"
 	fi
 }
 
@@ -123,5 +124,5 @@ case $reason in
 *) fail "oom: reason: $reason" ;;
 esac
 assert_eq "$(json "$work/oom.json" "r['tasks'][1]['reason']")" ok "oom: the other task"
-assert_contains "$work/oom.err" "^memguard: warning: task 0 ran out of memory: killed by the kernel: " "oom: log line"
+assert_contains "$work/oom.err" "^memguard: warning: task 1 ran out of memory: killed by the kernel: " "oom: log line"
 assert_no_leftover

@@ -67,14 +67,14 @@ static void sizing_table(void **state)
 	uint64_t big[] = {900 * MiB};
 	struct mg_sizing z;
 
-	assert_int_equal(mg_sizing_advise(one, 0, 1000 * MiB, &z), -ENODATA);
-	assert_int_equal(mg_sizing_advise(one, 1, 1000 * MiB, &z), 0);
+	assert_int_equal(mg_sizing_advise(one, 0, 1000 * MiB, 0, &z), -ENODATA);
+	assert_int_equal(mg_sizing_advise(one, 1, 1000 * MiB, 0, &z), 0);
 	assert_int_equal(z.median, 100 * MiB);
 	assert_int_equal(z.p95, 100 * MiB);
 	assert_int_equal(z.suggest_share, 120 * MiB);
 	assert_int_equal(z.suggest_n, 8);
 
-	assert_int_equal(mg_sizing_advise(ten, 10, 100 * MiB, &z), 0);
+	assert_int_equal(mg_sizing_advise(ten, 10, 100 * MiB, 0, &z), 0);
 	assert_int_equal(z.n, 10);
 	assert_int_equal(z.median, 5 * MiB); /* nearest rank: the 5th of 10 */
 	assert_int_equal(z.p95, 10 * MiB);   /* the 10th */
@@ -83,9 +83,60 @@ static void sizing_table(void **state)
 	assert_int_equal(z.suggest_n, 8);
 
 	/* more than the budget: the whole budget, one at a time */
-	assert_int_equal(mg_sizing_advise(big, 1, 1000 * MiB, &z), 0);
+	assert_int_equal(mg_sizing_advise(big, 1, 1000 * MiB, 0, &z), 0);
 	assert_int_equal(z.suggest_share, 1000 * MiB);
 	assert_int_equal(z.suggest_n, 1);
+
+	/* B4: -n at most the CPUs (before: -n 569 on a 2-core host) */
+	uint64_t small[] = {28 * MiB};
+	assert_int_equal(mg_sizing_advise(small, 1, 20 * 1024 * MiB, 2, &z), 0);
+	assert_int_equal(z.suggest_share, 34 * MiB);
+	assert_int_equal(z.suggest_fit, 602);
+	assert_int_equal(z.suggest_n, 2);
+}
+
+/* B4, as the trial found it: CPython tasks peaking at 28 MiB resident but
+ * 200 MiB of address space under an RLIMIT_AS that is their share. The
+ * advice must fit under that limit (before: --mem-per-task 34MiB, and all 5
+ * tasks of the next run failed with MemoryError), say what it rests on and
+ * what lifting the limit would allow; its -n stays within the 2 CPUs. */
+static void sizing_under_rlimit_as(void **state)
+{
+	struct mg_task tasks[5];
+	struct mg_run_info info = {.mode = "cgroup",
+	                           .where = "run",
+	                           .share = 4096 * MiB,
+	                           .budget = 20 * 1024 * MiB,
+	                           .parallel = 2,
+	                           .cpus = 2,
+	                           .advise = true};
+	char buf[768];
+
+	for (unsigned i = 0; i < 5; i++)
+		tasks[i] = (struct mg_task){.index = i,
+		                            .state = MG_TASK_DONE,
+		                            .exited = true,
+		                            .share = 4096 * MiB,
+		                            .rlimit_as = 4096 * MiB,
+		                            .peak = (24 + i) * MiB,
+		                            .peak_known = true,
+		                            .as_peak = (180 + 5 * i) * MiB,
+		                            .as_peak_known = true};
+	mg_report_sizing(&info, tasks, 5, buf, sizeof(buf));
+	print_message("%s\n", buf);
+	assert_non_null(strstr(buf,
+	                       "max 28MiB, against a 4GiB share; their address space reached 200MiB under "
+	                       "RLIMIT_AS, which is the share; --mem-per-task 240MiB would fit them all "
+	                       "with 20% to spare (34MiB with --rlimit-as off), and 85 such tasks fit the "
+	                       "20GiB budget (-n 2, as many as the 2 CPUs)"));
+
+	/* Elastic: RLIMIT_AS is the budget, not the share: resident memory decides. */
+	for (unsigned i = 0; i < 5; i++)
+		tasks[i].rlimit_as = 20 * 1024 * MiB;
+	mg_report_sizing(&info, tasks, 5, buf, sizeof(buf));
+	assert_non_null(
+	        strstr(buf, "--mem-per-task 34MiB would fit them all with 20% to spare, and 602 such"));
+	assert_null(strstr(buf, "address space"));
 }
 
 static char *table(const struct mg_run_info *info, const struct mg_task *tasks, size_t n)
@@ -133,8 +184,8 @@ static void large_table_leads_with_failures(void **state)
 	char *text = table(&info, tasks, 400);
 
 	assert_int_equal(count(text, "  | p"), 2);
-	assert_non_null(strstr(text, "    17  exit 3"));
-	assert_non_null(strstr(text, "   301  SIGKILL"));
+	assert_non_null(strstr(text, "    18  exit 3")); /* tasks[17], numbered from 1 */
+	assert_non_null(strstr(text, "   302  SIGKILL"));
 	assert_non_null(strstr(
 	        text,
 	        "memguard: 398 tasks that succeeded not shown (every row is in --report and --joblog)\n"));
@@ -158,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(status_lines),
 	        cmocka_unit_test(sizing_table),
+	        cmocka_unit_test(sizing_under_rlimit_as),
 	        cmocka_unit_test(large_table_leads_with_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

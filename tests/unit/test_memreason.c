@@ -294,6 +294,32 @@ static void vmpeak_parse_table(void **state)
 	}
 }
 
+/* VmPeak and the part of the address space not resident, VmSize - VmRSS. */
+static void as_parse_table(void **state)
+{
+	static const struct {
+		const char *text;
+		int want;
+		uint64_t peak, gap;
+	} cases[] = {
+	        {"VmPeak:\t 40000 kB\nVmSize:\t 38156 kB\nVmHWM:\t 35144 kB\nVmRSS:\t 35144 kB\n", 0,
+	         40000 * 1024, 3012 * 1024},
+	        {"VmPeak:\t 4 kB\nVmSize:\t 4 kB\nVmRSS:\t 8 kB\n", 0, 4096, 0}, /* never below 0 */
+	        {"VmPeak:\t 4 kB\nVmSize:\t 4 kB\n", -ENODATA, 0, 0},
+	        {"Name:\tx\nState:\tZ (zombie)\n", -ENODATA, 0, 0},
+	        {"VmPeak:\t 4 kB\nVmSize:\t x kB\nVmRSS:\t 1 kB\n", -EBADMSG, 0, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		uint64_t peak = 0, gap = 0;
+		assert_int_equal(mg_status_as_parse(cases[i].text, &peak, &gap), cases[i].want);
+		if (cases[i].want)
+			continue;
+		assert_int_equal(peak, cases[i].peak);
+		assert_int_equal(gap, cases[i].gap);
+	}
+}
+
 static void vmpeak_read_fake_and_real_proc(void **state)
 {
 	struct fake_tree t;
@@ -324,6 +350,7 @@ int main(void)
 	        cmocka_unit_test(format_small_buffer_and_names),
 	        cmocka_unit_test(vmpeak_parse_table),
 	        cmocka_unit_test(vmpeak_read_fake_and_real_proc),
+	        cmocka_unit_test(as_parse_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

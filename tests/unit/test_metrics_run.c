@@ -110,17 +110,17 @@ static void the_text(void **state)
 	        "memguard_run_tasks 3",
 	        "memguard_run_parallel 4",
 	        "memguard_run_exit_status 137",
-	        "memguard_task_share_bytes{task=\"2\"} 536870912",
-	        "memguard_task_peak_bytes{task=\"0\"} 314572800",
+	        "memguard_task_share_bytes{task=\"3\"} 536870912",
 	        "memguard_task_peak_bytes{task=\"1\"} 314572800",
-	        "memguard_task_seconds{task=\"1\"} 2.5",
-	        "memguard_task_exit_status{task=\"0\"} 0",
-	        "memguard_task_exit_status{task=\"1\"} 137",
+	        "memguard_task_peak_bytes{task=\"2\"} 314572800",
+	        "memguard_task_seconds{task=\"2\"} 2.5",
+	        "memguard_task_exit_status{task=\"1\"} 0",
+	        "memguard_task_exit_status{task=\"2\"} 137",
 	        "# TYPE memguard_task_oom_kills_total counter",
-	        "memguard_task_oom_kills_total{task=\"2\"} 0",
-	        "memguard_task_outcome{task=\"0\",outcome=\"ok\"} 1",
-	        "memguard_task_outcome{task=\"1\",outcome=\"killed_by_memguardd\"} 1",
-	        "memguard_task_outcome{task=\"2\",outcome=\"ok\"} 1",
+	        "memguard_task_oom_kills_total{task=\"3\"} 0",
+	        "memguard_task_outcome{task=\"1\",outcome=\"ok\"} 1",
+	        "memguard_task_outcome{task=\"2\",outcome=\"killed_by_memguardd\"} 1",
+	        "memguard_task_outcome{task=\"3\",outcome=\"ok\"} 1",
 	        NULL,
 	};
 
@@ -135,7 +135,7 @@ static void the_text(void **state)
 		assert_non_null(strstr(out.buf, line));
 	}
 	/* An unknown peak is left out, not written as 0. */
-	assert_null(strstr(out.buf, "memguard_task_peak_bytes{task=\"2\"}"));
+	assert_null(strstr(out.buf, "memguard_task_peak_bytes{task=\"3\"}"));
 	mg_metrics_done(&out);
 }
 

@@ -26,6 +26,7 @@ struct long_opt {
 	const char *name;
 	const char *arg; /* NULL: no argument */
 };
+/* clang-format off */
 static const struct long_opt all_long_options[] = {
         {"ntasks", "4"},         {"tasks", "params.txt"},
         {"mem-per-task", "1G"},  {"mem", "8G"},
@@ -42,9 +43,15 @@ static const struct long_opt all_long_options[] = {
         {"joblog", "j.log"},     {"resume", NULL},
         {"resume-failed", NULL}, {"retries", "3"},
         {"results", "out"},      {"progress", NULL},
-        {"share-job", NULL},     {"backend", "steps"},
-        {"step-cpus", "2"},      {NULL, NULL}, /* keeps clang-format from packing the table */
+        {"share-job", NULL},     {"jobs", "4"},
+        {"keep-order", NULL},    {"arg-file", "in.txt"},
+        {"colsep", ","},         {"line-buffer", NULL},
+        {"ungroup", NULL},       {"tag", NULL},
+        {"halt", "now,fail=1"},  {"quote", NULL},
+        {"backend", "steps"},    {"step-cpus", "2"},
+        {NULL, NULL},
 };
+/* clang-format on */
 
 /* argv as the parser gets it: a mutable, NULL-terminated copy of the
  * pointers (the strings stay literals; getopt never writes to them). */
@@ -788,7 +795,7 @@ static void every_listed_option_is_accepted(void **state)
 {
 	for (size_t i = 0; all_long_options[i].name; i++) {
 		char opt[64], err[256];
-		const char *list[6] = {"memguard", opt};
+		const char *list[7] = {"memguard", opt};
 		struct mg_options o;
 		struct args a;
 		size_t n = 2;
@@ -804,6 +811,8 @@ static void every_listed_option_is_accepted(void **state)
 		if (strncmp(all_long_options[i].name, "resume", 6) == 0)
 			list[n++] = "--joblog=j.log";
 		list[n++] = "cmd";
+		/* GNU parallel's own options want its inputs */
+		list[n++] = "{}";
 		list[n] = NULL;
 		args_set(&a, list);
 		r = parse(&a, &o, err, sizeof(err), stdout);
@@ -847,6 +856,179 @@ static void help_and_version_end_parsing_early(void **state)
 		else
 			assert_string_equal(text, ""); /* nothing written to out */
 		free(text);
+	}
+}
+
+/* --- GNU parallel's command line --- */
+
+static void parallel_command_line(void **state)
+{
+	struct mode_case {
+		const char *argv[MAX_ARGS];
+		bool parallel;
+		int command_words; /* the command's, before the separator */
+		const char *sep;   /* the first separator, or NULL */
+		int inputs;        /* words after it */
+	};
+	static const struct mode_case cases[] = {
+	        {{"memguard", "-j", "4", "echo", "{}", ":::", "a", "b", NULL}, true, 2, ":::", 2},
+	        {{"memguard", "echo", ":::", "a", ":::", "b", NULL}, true, 1, ":::", 3},
+	        {{"memguard", "--", "echo", "::::", "f", NULL}, true, 1, "::::", 1},
+	        {{"memguard", "echo", ":::+", "a", NULL}, true, 1, ":::+", 1},
+	        {{"memguard", "echo", "{.}", NULL}, true, 2, NULL, 0},       /* standard input */
+	        {{"memguard", "sh", "-c", "x {%}", NULL}, true, 3, NULL, 0}, /* any replacement string */
+	        {{"memguard", ":::", "echo a", NULL}, true, 0, ":::", 1},    /* the inputs are commands */
+	        {{"memguard", "-a", "f", NULL}, true, 0, NULL, 0},
+	        {{"memguard", "-a", "f", "echo", NULL}, true, 1, NULL, 0},
+	        {{"memguard", "-n", "2", "--", "pypy3", "sim.py", NULL}, false, 2, NULL, 0}, /* N copies */
+	        {{"memguard", "--tasks", "f", "--", "echo", "{}", NULL}, false, 2, NULL, 0},
+	        {{"memguard", "echo", "{ }", "{a}", NULL}, false, 3, NULL, 0},
+	        {{"memguard", "-k", "--tag", "--quote", "--line-buffer", "echo", "{}", NULL},
+	         true,
+	         2,
+	         NULL,
+	         0},
+	        {{"memguard", "--quiet", "echo", "{}", NULL}, true, 2, NULL, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_options o;
+		struct args a;
+		char err[256];
+		int r;
+
+		args_set(&a, cases[i].argv);
+		r = parse(&a, &o, err, sizeof(err), stdout);
+		if (r != MG_PARSE_RUN)
+			print_error("case %zu: %d (%s)\n", i, r, err);
+		assert_int_equal(r, MG_PARSE_RUN);
+		assert_int_equal(o.parallel, cases[i].parallel);
+		int n = 0;
+		while (o.command[n])
+			n++;
+		assert_int_equal(n, cases[i].command_words);
+		if (!cases[i].sep) {
+			assert_null(o.input_sep);
+			continue;
+		}
+		assert_string_equal(o.input_sep, cases[i].sep);
+		n = 0;
+		while (o.input_words[n])
+			n++;
+		assert_int_equal(n, cases[i].inputs);
+	}
+
+	/* The options' values. */
+	static const char *const all[] = {"memguard",    "-j",      "50%", "-k",   "--tag", "--halt",
+	                                  "soon,fail=2", "-C",      ",",   "-a",   "x",     "-a",
+	                                  "y",           "--quote", "-u",  "echo", NULL};
+	struct mg_options o;
+	struct args a;
+	char err[256];
+	args_set(&a, all);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_string_equal(o.jobs, "50%");
+	assert_int_equal(o.ntasks, 0);
+	assert_true(o.keep_order && o.tag && o.quote);
+	assert_int_equal(o.output, MG_OUT_UNGROUP);
+	assert_int_equal(o.halt.when, MG_HALT_SOON);
+	assert_int_equal(o.halt.value, 2);
+	assert_string_equal(o.colsep, ",");
+	assert_int_equal(o.narg_files, 2);
+	assert_string_equal(o.arg_files[1], "y");
+
+	/* -n and -j: the last one wins. */
+	static const char *const nj[] = {"memguard", "-j", "3", "-n", "2", "echo", NULL};
+	static const char *const jn[] = {"memguard", "-n", "2", "--jobs=3", "echo", NULL};
+	args_set(&a, nj);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_int_equal(o.ntasks, 2);
+	assert_null(o.jobs);
+	args_set(&a, jn);
+	assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), MG_PARSE_RUN);
+	assert_int_equal(o.ntasks, 0);
+	assert_string_equal(o.jobs, "3");
+}
+
+static void parallel_command_line_errors(void **state)
+{
+	struct bad_case {
+		const char *argv[MAX_ARGS];
+		const char *reason;
+	};
+	static const struct bad_case cases[] = {
+	        {{"memguard", "--tasks", "f", "--", "echo", ":::", "a", NULL}, "two lists of tasks"},
+	        {{"memguard", "--tasks", "f", "-a", "g", "echo", NULL}, "two lists of tasks"},
+	        {{"memguard", "-k", "--", "cmd", NULL}, "-k needs GNU parallel's inputs"},
+	        {{"memguard", "--tag", "-n", "2", "cmd", NULL}, "--tag needs GNU parallel's inputs"},
+	        {{"memguard", "--halt", "now,fail=1", "--tasks", "f", "cmd", "{}", NULL}, "--halt needs"},
+	        {{"memguard", "-u", "cmd", NULL}, "--ungroup needs"},
+	        {{"memguard", "--quote", "cmd", NULL}, "--quote needs"},
+	        {{"memguard", "-C", ",", "cmd", NULL}, "--colsep needs"},
+	        {{"memguard", "-q", "echo", "{}", ":::", "a", NULL}, "-q is memguard's --quiet"},
+	        {{"memguard", "-qk", "echo", ":::", "a", NULL}, "-q is memguard's --quiet"},
+	        {{"memguard", "-j", "0", "echo", NULL}, "invalid -j 0"},
+	        {{"memguard", "-j", "x", "echo", NULL}, "invalid -j \"x\""},
+	        {{"memguard", "-j", "1.5", "echo", NULL}, "invalid -j \"1.5\""},
+	        {{"memguard", "--halt", "sometimes", "echo", "{}", NULL}, "invalid --halt \"sometimes\""},
+	        {{"memguard", "--colsep", "", "echo", "{}", NULL}, "invalid --colsep"},
+	        {{"memguard", "-a", NULL}, "option -a needs an argument"},
+	        {{"memguard", NULL}, "no command given"},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		struct mg_options o;
+		struct args a;
+		char err[256];
+
+		args_set(&a, cases[i].argv);
+		assert_int_equal(parse(&a, &o, err, sizeof(err), stdout), -EINVAL);
+		if (!strstr(err, cases[i].reason))
+			print_error("case %zu: \"%s\" does not say \"%s\"\n", i, err, cases[i].reason);
+		assert_non_null(strstr(err, cases[i].reason));
+		assert_null(strchr(err, '\n'));
+	}
+
+	/* At most MG_ARG_FILES_MAX -a. */
+	const char *many[2 * MG_ARG_FILES_MAX + 4] = {"memguard"};
+	size_t n = 1;
+	for (size_t i = 0; i <= MG_ARG_FILES_MAX; i++) {
+		many[n++] = "-a";
+		many[n++] = "f";
+	}
+	many[n] = NULL;
+	struct mg_options o;
+	char err[256];
+	char **argv = calloc(n + 1, sizeof(*argv));
+	memcpy(argv, many, (n + 1) * sizeof(*argv));
+	assert_int_equal(mg_options_parse((int)n, argv, &o, err, sizeof(err), stdout), -EINVAL);
+	assert_non_null(strstr(err, "more than 16 -a files"));
+	free(argv);
+}
+
+static void jobs_resolve_table(void **state)
+{
+	static const struct {
+		const char *spec;
+		unsigned cpus, want;
+	} cases[] = {
+	        {"4", 2, 4},       {"1", 64, 1},   {"1048576", 1, 1 << 20},
+	        {"1048577", 1, 0}, {"50%", 2, 1},  {"150%", 2, 3},
+	        {"200%", 3, 6},    {"33%", 4, 2},  {"12.5%", 8, 1},
+	        {"12.5%", 16, 2},  {"1%", 2, 1},   {"+1", 2, 3},
+	        {"-1", 2, 1},      {"-1", 16, 15}, {"-5", 2, 1},
+	        {"+0", 4, 4},      {"0", 4, 0},    {"x", 4, 0},
+	        {"1.5", 4, 0},     {"+1.5", 4, 0}, {"%", 4, 0},
+	        {"+-1", 4, 0},     {"-1%", 4, 0},  {"", 4, 0},
+	        {"1.%", 4, 0},     {"4 ", 4, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		unsigned got = mg_jobs_resolve(cases[i].spec, cases[i].cpus);
+		if (got != cases[i].want)
+			print_error("-j \"%s\" on %u CPUs: %u, want %u\n", cases[i].spec, cases[i].cpus, got,
+			            cases[i].want);
+		assert_int_equal(got, cases[i].want);
 	}
 }
 
@@ -922,6 +1104,9 @@ int main(void)
 	        cmocka_unit_test(version_prints_the_version),
 	        cmocka_unit_test(help_and_version_end_parsing_early),
 	        cmocka_unit_test(parser_runs_twice),
+	        cmocka_unit_test(parallel_command_line),
+	        cmocka_unit_test(parallel_command_line_errors),
+	        cmocka_unit_test(jobs_resolve_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

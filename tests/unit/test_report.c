@@ -173,6 +173,40 @@ static void task_exit_status_table(void **state)
 	}
 }
 
+/* The status a run ends with: stopped, parallel's, or the first failure's. */
+static void final_status_table(void **state)
+{
+	struct mg_task ok[] = {exited_task(0, 0), exited_task(1, 0)};
+	struct mg_task failed[] = {exited_task(0, 0), exited_task(1, 3), signaled_task(2, SIGKILL)};
+	static const struct {
+		int signal;
+		bool parallel;
+		int parallel_status;
+		bool fails;
+		int want;
+	} cases[] = {
+	        {0, false, 0, false, 0},        {0, false, 0, true, 3},
+	        {SIGTERM, false, 0, true, 143}, {SIGTERM, false, 0, false, 143},
+	        {SIGINT, false, 0, false, 130}, {SIGHUP, true, 2, true, 129},
+	        {0, true, 2, true, 2},          {0, true, 101, true, 101},
+	        {0, true, 0, false, 0},
+	};
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(cases); i++) {
+		const struct mg_task *t = cases[i].fails ? failed : ok;
+		size_t n = cases[i].fails ? MG_ARRAY_SIZE(failed) : MG_ARRAY_SIZE(ok);
+		assert_int_equal(mg_run_final_status(cases[i].signal, cases[i].parallel,
+		                                     cases[i].parallel_status, t, n),
+		                 cases[i].want);
+	}
+	assert_int_equal(mg_stop_signal(sigdescr_np(SIGTERM)), SIGTERM);
+	assert_int_equal(mg_stop_signal(sigdescr_np(SIGINT)), SIGINT);
+	assert_int_equal(mg_stop_signal(sigdescr_np(SIGHUP)), SIGHUP);
+	assert_int_equal(mg_stop_signal(sigdescr_np(SIGUSR1)), 0); /* forwarded, stops nothing */
+	assert_int_equal(mg_stop_signal(NULL), 0);
+	assert_int_equal(mg_stop_signal("Terminated?"), 0);
+}
+
 static void run_exit_status_first_failure_by_index(void **state)
 {
 	struct mg_task all_ok[] = {exited_task(0, 0), exited_task(1, 0), exited_task(2, 0)};
@@ -403,7 +437,7 @@ static void report_table_rows_and_summary(void **state)
 		char idx[16], why[256];
 		const char *row = lines[2 + i];
 
-		snprintf(idx, sizeof(idx), "%6zu  ", i);
+		snprintf(idx, sizeof(idx), "%6zu  ", i + 1); /* numbered from 1 */
 		assert_true(strncmp(row, idx, strlen(idx)) == 0);
 		ft_assert_contains(row, mg_task_reason(&tasks[i], why, sizeof(why)));
 		ft_assert_contains(row, "2GiB");
@@ -551,7 +585,7 @@ static void expect_task_line(char *out, const struct mg_task *t, const char *exi
 		snprintf(peak, sizeof(peak), "%" PRIu64, t->peak);
 	else
 		snprintf(peak, sizeof(peak), "null");
-	snprintf(line, sizeof(line), "task %u %s %d %s %s %" PRIu64 " %s %" PRIu64 " %.3f %s\n", t->index,
+	snprintf(line, sizeof(line), "task %u %s %d %s %s %" PRIu64 " %s %" PRIu64 " %.3f %s\n", t->index + 1,
 	         param, mg_task_exit_status(t), exit_code, sigh, t->share, peak, t->events.oom_kill,
 	         t->end_usec > t->start_usec ? (double)(t->end_usec - t->start_usec) / 1e6 : 0.0, reason);
 	ft_assert_contains(out, line);
@@ -628,8 +662,8 @@ static void report_json_fields(void **state)
 	expect_task_line(out, &tasks[5], "126", NULL);
 	expect_task_line(out, &tasks[6], "null", "SIGTERM");
 	/* param null, not "" or "null", for a task without one. */
-	ft_assert_contains(out, "task 3 null 125 null null");
-	ft_assert_contains(out, "task 4 x 137 null x5349474b494c4c"); /* "" and "SIGKILL" */
+	ft_assert_contains(out, "task 4 null 125 null null");
+	ft_assert_contains(out, "task 5 x 137 null x5349474b494c4c"); /* "" and "SIGKILL" */
 	free(out);
 
 	assert_int_equal(count_other_entries(t.path, only_report), 0);
@@ -667,11 +701,11 @@ static void report_json_memory_fields(void **state)
 	snprintf(path, sizeof(path), "%s/report.json", t.path);
 	assert_int_equal(mg_report_json(path, &info, tasks, MG_ARRAY_SIZE(tasks)), 0);
 	out = ft_check_python(memory_checker_py, path);
-	ft_assert_contains(out, "task 0 2147483648 2040528896 None 0 RLIMIT_AS 95\n");
-	ft_assert_contains(out, "task 1 None None 4294967296 2 memory.max 37\n");
-	ft_assert_contains(out, "task 2 2147483648 2147483648 None 0 None None\n");
+	ft_assert_contains(out, "task 1 2147483648 2040528896 None 0 RLIMIT_AS 95\n");
+	ft_assert_contains(out, "task 2 None None 4294967296 2 memory.max 37\n");
+	ft_assert_contains(out, "task 3 2147483648 2147483648 None 0 None None\n");
 	ft_assert_contains(out,
-	                   "task 3 None None 2147483648 12 None None\n"); /* an OOM kill says so itself */
+	                   "task 4 None None 2147483648 12 None None\n"); /* an OOM kill says so itself */
 	free(out);
 	assert_int_equal(count_other_entries(t.path, only_report), 0);
 	ft_free(&t);
@@ -734,7 +768,7 @@ static void report_json_empty_run_and_overwrite(void **state)
 	free(junk);
 	assert_int_equal(mg_report_json(path, &info, one, 1), 0);
 	out = check_json(path);
-	ft_assert_contains(out, "task 0 null 0 0 null");
+	ft_assert_contains(out, "task 1 null 0 0 null");
 	free(out);
 	assert_int_equal(count_other_entries(t.path, only_report), 0);
 	ft_free(&t);
@@ -761,7 +795,7 @@ static void report_json_non_utf8_param(void **state)
 	ft_free(&t);
 	if (status != 0)
 		print_error("report with a Latin-1 param is not valid UTF-8 JSON:\n%s\n", out);
-	ok = status == 0 && strstr(out, "task 0 x636166"); /* "caf..." */
+	ok = status == 0 && strstr(out, "task 1 x636166"); /* "caf..." */
 	free(out);
 	assert_true(ok);
 }
@@ -977,6 +1011,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(task_exit_status_table),
 	        cmocka_unit_test(run_exit_status_first_failure_by_index),
+	        cmocka_unit_test(final_status_table),
 	        cmocka_unit_test(task_reason_table),
 	        cmocka_unit_test(task_reason_odd_share_and_small_buffer),
 	        cmocka_unit_test(report_table_rows_and_summary),

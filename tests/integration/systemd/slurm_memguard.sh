@@ -175,8 +175,9 @@ slurm_assert_eq "$(slurm_field "$id" JobState)" "$want_state" "job $id state (sc
 slurm_assert_eq "$(slurm_field "$id" ExitCode)" "$want_code" "job $id exit code (scontrol)"
 slurm_assert_eq "$(slurm_jobcomp_field "$id" JobState)" "$want_state" "job $id state (jobcomp)"
 grep -q "memguard: 3 succeeded, 1 failed" "$out" || slurm_fail "job $id: no '3 succeeded, 1 failed' summary"
-awk '$1 == 2' "$out" | grep -qF -- "$reason" ||
-	slurm_fail "job $id: the summary table does not name task 2 with its reason"
+# The summary counts from 1: MEMGUARD_TASK 2 is its row 3.
+awk '$1 == 3' "$out" | grep -qF -- "$reason" ||
+	slurm_fail "job $id: the summary table does not name task 3 (MEMGUARD_TASK 2) with its reason"
 slurm_assert_gone "$id"
 if [ "$EXPECT_MODE" = steps ]; then
 	note "[${SECONDS}s] parts 1 and 2 as expected (mode steps); the rest is about placed runs"

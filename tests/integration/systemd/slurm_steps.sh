@@ -103,8 +103,8 @@ big=$(awk -F'\t' '$NF ~ / big$/' "$home/j2.log")
 slurm_assert_eq "$(wc -l <<<"$big")" 2 "the big task's attempts in the joblog"
 read -r o1 o2 <<<"$(awk -F'\t' '{ print $12 }' <<<"$big" | tr '\n' ' ')"
 slurm_assert_eq "$o1 $o2" "oom_killed ok" "the big task's outcomes"
-grep -q "task 1 ran out of memory: killed by the kernel" "$out" || slurm_fail "job $id: no 'ran out of memory' line"
-grep -q "task 1: attempt 1 failed for memory (oom_killed); retry 1 of 1" "$out" ||
+grep -q "task 2 ran out of memory: killed by the kernel" "$out" || slurm_fail "job $id: no 'ran out of memory' line"
+grep -q "task 2: attempt 1 failed for memory (oom_killed); retry 1 of 1" "$out" ||
 	slurm_fail "job $id: the retry was not said"
 s1=$(awk -F'\t' 'NR == 1 { print $9 }' <<<"$big")
 s2=$(awk -F'\t' 'NR == 2 { print $9 }' <<<"$big")
