@@ -11,7 +11,9 @@
 # 3. sacct: one step per attempt, named task-<seq>; the OOM-killed attempt OUT_OF_MEMORY; a task that
 #    held 200 MiB for 20 s a MaxRSS of at least 180 MiB;
 # 4. a task whose command cannot run, and --backend=degraded: what they say;
-# 5. a Slurm without ConstrainRAMSpace: the steps have no limit, memguard says so and the helper's RSS
+# 5. GNU parallel's command line as steps: -k and grouped output as parallel gives them, each task's
+#    stderr whole, without the helper's records;
+# 6. a Slurm without ConstrainRAMSpace: the steps have no limit, memguard says so and the helper's RSS
 #    watchdog stops a task past its share.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -159,7 +161,27 @@ slurm_assert_eq "$(json_get "$home/r4.json" "r['tasks'][0]['reason']")" "cannot 
 grep -q "running without cgroups (--backend=degraded)" "$out" || slurm_fail "job $id: --backend=degraded not said"
 grep -q "degraded: exit 0" "$out" || slurm_fail "job $id: --backend=degraded failed"
 
-# ---- 5. no ConstrainRAMSpace --------------------------------------------------------------------
+# ---- 5. GNU parallel's command line, each task a step ----------------------------------------------
+cat >"$work/par.sh" <<-'EOF'
+	#!/bin/bash
+	cd "$HOME"
+	memguard -j 2 -k 'printf "out %s\n" {}; sleep 0.$((RANDOM % 5)); printf "err %s\n" {} >&2' ::: a b c \
+		>par.out 2>par.err
+	echo "memguard: exit $?"
+	parallel -j 2 -k 'printf "out %s\n" {}' ::: a b c >par.want
+EOF
+run_job "$work/par.sh" "GNU parallel's command line as steps" --mem=600M -c 2
+grep -q "memguard: exit 0" "$out" || slurm_fail "job $id: the sweep failed"
+cat "$home/par.err"
+cmp "$home/par.out" "$home/par.want" || slurm_fail "job $id: stdout differs from parallel's: $(cat "$home/par.out")"
+for w in a b c; do
+	grep -qx "err $w" "$home/par.err" || slurm_fail "job $id: task $w's stderr is missing"
+done
+! grep -q "memguard-step" "$home/par.err" || slurm_fail "job $id: a helper's record reached stderr"
+grep -q "steps mode" "$home/par.err" || slurm_fail "job $id: the sweep did not run as steps"
+slurm_assert_gone "$id"
+
+# ---- 6. no ConstrainRAMSpace --------------------------------------------------------------------
 sed -i 's/^ConstrainRAMSpace=yes/ConstrainRAMSpace=no/' /etc/slurm/cgroup.conf
 systemctl restart slurmd
 for ((i = 0; i < SLURM_UP_TIMEOUT; i++)); do
@@ -168,17 +190,17 @@ for ((i = 0; i < SLURM_UP_TIMEOUT; i++)); do
 done
 cat >"$work/free.sh" <<-'EOF'
 	#!/bin/bash
-	exec memguard -n 2 --report "$HOME/r5.json" -- sh -c \
+	exec memguard -n 2 --report "$HOME/r6.json" -- sh -c \
 		'if [ "$MEMGUARD_TASK" = 1 ]; then exec memhog -s 2 -d 20 inf; else exec memhog -H 3000 20; fi'
 EOF
 run_job "$work/free.sh" "steps without a memory limit" --mem=400M -c 2
 grep -q "has no memory limit (Slurm's ConstrainRAMSpace is off?)" "$out" || slurm_fail "job $id: the missing limit not said"
-reason=$(json_get "$home/r5.json" "r['tasks'][1]['reason']")
+reason=$(json_get "$home/r6.json" "r['tasks'][1]['reason']")
 note "[${SECONDS}s] the runaway: $reason"
 case $reason in
 "killed by memguard: RSS "* | "failed with exit code 2"*) ;;
 *) slurm_fail "job $id: the runaway in an unlimited step was not stopped by the watchdog or RLIMIT_AS: $reason" ;;
 esac
-slurm_assert_eq "$(json_get "$home/r5.json" "r['tasks'][0]['status']")" 0 "the steady task"
+slurm_assert_eq "$(json_get "$home/r6.json" "r['tasks'][0]['status']")" 0 "the steady task"
 slurm_assert_gone "$id"
 note "[${SECONDS}s] all steps as expected"
