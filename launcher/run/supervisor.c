@@ -51,6 +51,11 @@ static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
  * tasks', and nothing sends SIGALRM to a batch job by itself. */
 #define STATUS_SIGNAL SIGALRM
 
+/* Job control: SIGTSTP stops the tasks, then memguard itself, as a shell's
+ * Ctrl-Z or a batch system's suspend expects; SIGCONT (which the kernel has
+ * already delivered to memguard) continues them. */
+static const int job_control[] = {SIGTSTP, SIGCONT};
+
 extern char **environ;
 
 /* A node's room in use. */
@@ -1090,6 +1095,23 @@ static int on_progress_timer(sd_event_source *src, uint64_t usec, void *userdata
 	return 0;
 }
 
+static int on_job_control(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct supervisor *s = userdata;
+	int sig = (int)si->ssi_signo;
+
+	for (size_t i = 0; i < s->cfg->ntasks; i++) {
+		struct mg_task *t = &s->cfg->tasks[i];
+		int e = t->state == MG_TASK_RUNNING ? signal_task(s, t, sig) : 0;
+		if (e < 0)
+			mg_log_errno(LOG_WARNING, e, "forward SIG%s to task %u: %m", sigabbrev_np(sig),
+			             t->index + 1);
+	}
+	if (sig == SIGTSTP)
+		raise(SIGSTOP);
+	return 0;
+}
+
 static int on_status_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
 	show_status(userdata, false);
@@ -1306,6 +1328,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, STATUS_SIGNAL);
+	for (size_t i = 0; i < MG_ARRAY_SIZE(job_control); i++)
+		sigaddset(&mask, job_control[i]);
 	for (size_t i = 0; i < MG_ARRAY_SIZE(forwarded); i++)
 		sigaddset(&mask, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
@@ -1322,6 +1346,8 @@ int mg_supervise(const struct mg_supervisor_config *cfg, const char **ret_signal
 		r = sd_event_add_signal(s.event, NULL, STATUS_SIGNAL, on_status_signal, &s);
 	for (size_t i = 0; r >= 0 && i < MG_ARRAY_SIZE(forwarded); i++)
 		r = sd_event_add_signal(s.event, NULL, forwarded[i], on_signal, &s);
+	for (size_t i = 0; r >= 0 && i < MG_ARRAY_SIZE(job_control); i++)
+		r = sd_event_add_signal(s.event, NULL, job_control[i], on_job_control, &s);
 	if (r < 0) {
 		sd_event_unref(s.event);
 		free(s.use);

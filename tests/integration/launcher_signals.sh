@@ -42,3 +42,39 @@ status=$?
 set -e
 assert_eq "$status" 7 "task's own exit after SIGUSR1"
 assert_contains "$work/out" got-usr1 "SIGUSR1 reached the task"
+
+# Job control: SIGTSTP stops every task, then memguard; SIGCONT continues them all.
+"$memguard" -n 2 --report "$work/c.json" -- sh -c 'while :; do :; done' 2>"$work/err" &
+pid=$!
+for _ in $(seq 100); do
+	[ "$(find "$cgroot/memguard" -path '*run-*/task-*' -type d 2>/dev/null | wc -l)" -eq 2 ] && break
+	sleep 0.05
+done
+tasks=$(pgrep -d' ' -P "$pid" -x sh || true)
+[ "$(wc -w <<<"$tasks")" -eq 2 ] || fail "two tasks do not run: '$tasks'"
+# state PID...: the run states of the processes, one letter each.
+state() { for p in "$@"; do awk '{ printf "%s", $3 }' "/proc/$p/stat"; done; }
+kill -TSTP "$pid"
+for _ in $(seq 100); do
+	# shellcheck disable=SC2086 # one word per pid
+	[ "$(state "$pid" $tasks)" = TTT ] && break
+	sleep 0.05
+done
+# shellcheck disable=SC2086
+assert_eq "$(state "$pid" $tasks)" TTT "memguard and its two tasks after SIGTSTP"
+kill -CONT "$pid"
+for _ in $(seq 100); do
+	# shellcheck disable=SC2086
+	[[ $(state "$pid" $tasks) != *T* ]] && break
+	sleep 0.05
+done
+# shellcheck disable=SC2086
+[[ $(state "$pid" $tasks) != *T* ]] || fail "still stopped after SIGCONT: $(state "$pid" $tasks)"
+kill -TERM "$pid"
+set +e
+wait "$pid"
+status=$?
+set -e
+assert_eq "$status" 143 "exit status after SIGCONT, then SIGTERM"
+assert_eq "$(json "$work/c.json" "' '.join(t['signal'] for t in r['tasks'])")" "SIGTERM SIGTERM" "the tasks, continued, then told"
+assert_no_leftover
