@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "run/budget.h"
@@ -337,14 +338,15 @@ static int plan_steps(struct launch *l, char *err, size_t errsize)
 	ssize_t n;
 	int r;
 
-	if ((r = mg_steps_alloc_from_env(environ, l->opt.step_cpus, a, err, errsize)) < 0)
+	if ((r = mg_steps_alloc_from_env(environ, a, err, errsize)) < 0)
 		return r == -ENOMEM ? (snprintf(err, errsize, "out of memory"), r) : r;
 	if ((n = readlink("/proc/self/exe", l->self_exe, sizeof(l->self_exe) - 1)) <= 0)
 		return snprintf(err, errsize, "cannot find memguard's own path for its steps: %s",
 		                strerror(errno)),
 		       -ENOENT;
 	l->self_exe[n] = '\0';
-	bool everywhere = l->opt.tasks_file && a->nnodes > 1;
+	/* A task list or a GNU parallel sweep goes to every node. */
+	bool everywhere = (l->opt.tasks_file || l->opt.parallel) && a->nnodes > 1;
 	size_t here = a->self < a->nnodes ? a->self : 0;
 	if (!(l->pools = calloc(a->nnodes, sizeof(*l->pools))))
 		return snprintf(err, errsize, "out of memory"), -ENOMEM;
@@ -358,6 +360,7 @@ static int plan_steps(struct launch *l, char *err, size_t errsize)
 	        .mem_option = l->opt.mem,
 	        .mem_per_task = l->opt.mem_per_task,
 	        .min_share = l->cfg.min_share,
+	        .cpus_option = l->opt.step_cpus,
 	};
 	if ((r = mg_steps_plan(&in, l->pools, err, errsize)) < 0)
 		return r;
@@ -371,12 +374,12 @@ static int plan_steps(struct launch *l, char *err, size_t errsize)
 	l->budget.usable = most;
 	if ((r = mg_steps_nonce(l->nonce)) < 0)
 		return snprintf(err, errsize, "cannot make the steps' nonce: %s", strerror(-r)), r;
-	l->steps_cfg =
-	        (struct mg_steps_config){.self = l->self_exe, .cpus = a->cpus_per_task, .nonce = l->nonce};
+	l->steps_cfg = (struct mg_steps_config){.self = l->self_exe, .nonce = l->nonce};
+	unsigned cpus = l->pools[everywhere ? here : 0].step_cpus;
 	snprintf(l->steps_where, sizeof(l->steps_where),
 	         "Slurm job %s, each task a job step of %u CPU%s with --mem at its share, on %s%s", a->job_id,
-	         a->cpus_per_task, a->cpus_per_task == 1 ? "" : "s",
-	         l->npools == 1 ? a->nodes[here].name : "", l->npools == 1 ? "" : "every node of the job");
+	         cpus, cpus == 1 ? "" : "s", l->npools == 1 ? a->nodes[here].name : "",
+	         l->npools == 1 ? "" : "every node of the job");
 	return 0;
 }
 
@@ -797,9 +800,10 @@ static void explain(const struct launch *l)
 			if (strcmp(l->alloc.nodes[i].name, pool->name) == 0)
 				node = &l->alloc.nodes[i];
 		fprintf(stderr,
-		        "memguard: step node                %s: %u CPUs, job's memory %s, %s for steps, "
+		        "memguard: step node                %s: %u CPUs (%u a step), job's memory %s, %s for "
+		        "steps, "
 		        "share %s%s\n",
-		        pool->name, pool->cpus,
+		        pool->name, pool->cpus, pool->step_cpus,
 		        node && node->mem != MG_SIZE_UNLIMITED ? mg_size_format(node->mem, mem)
 		                                               : "the whole node",
 		        mg_size_format(pool->budget, budget), mg_size_format(pool->share, share),
@@ -811,8 +815,8 @@ static void explain(const struct launch *l)
 		char held[MG_SIZE_STRLEN];
 		fprintf(stderr, "memguard: steps, since             %s\n",
 		        l->opt.backend == MG_BACKEND_STEPS ? "--backend=steps asks" : l->why);
-		fprintf(stderr, "memguard: step CPUs                %u  (%s)\n", l->alloc.cpus_per_task,
-		        l->alloc.cpus_from);
+		fprintf(stderr, "memguard: step CPUs                %s\n",
+		        l->opt.step_cpus ? "--step-cpus" : "the node's CPUs split over -n, at least one");
 		fprintf(stderr,
 		        "memguard: kept out of steps        %s held by the batch step, %llu MiB per step for "
 		        "its srun "
@@ -923,7 +927,7 @@ static unsigned steps_at_once(const struct launch *l)
 	if (!l->steps)
 		return l->parallel;
 	for (size_t p = 0; p < l->npools; p++) {
-		unsigned cpus = l->pools[p].cpus / (l->alloc.cpus_per_task ? l->alloc.cpus_per_task : 1);
+		unsigned cpus = l->pools[p].cpus / (l->pools[p].step_cpus ? l->pools[p].step_cpus : 1);
 		n += cpus < l->pools[p].parallel ? cpus : l->pools[p].parallel;
 	}
 	return n;
@@ -993,6 +997,23 @@ int main(int argc, char **argv)
 	r = configure(&l, argc, argv);
 	if (r != MG_PARSE_RUN) {
 		status = r == MG_PARSE_EXIT_OK ? MG_EXIT_OK : MG_EXIT_USAGE;
+		goto out;
+	}
+	/* A {} in the command alone makes a sweep over standard input, as in
+	 * parallel; but a batch job's stdin is /dev/null, and a {} that is no
+	 * replacement string (a Python dict, find -exec) would make that a
+	 * sweep of nothing. There the command runs as written, N copies. */
+	struct stat in;
+	if (l.opt.stdin_only && fstat(STDIN_FILENO, &in) == 0 && S_ISCHR(in.st_mode) &&
+	    in.st_rdev == makedev(1, 3)) {
+		log_warn("the command holds {} but standard input is /dev/null: running it as written, as N "
+		         "copies; a sweep takes its inputs from ::: ARGS, :::: FILE or -a FILE");
+		l.opt.parallel = l.opt.stdin_only = false;
+	}
+	if (l.opt.parallel && l.opt.short_q) {
+		log_err("-q is memguard's --quiet, not GNU parallel's -q: with parallel's inputs write "
+		        "--quiet, "
+		        "or --quote for parallel's -q");
 		goto out;
 	}
 	/* A command in one string ('python3 sim.py {}') is known by its words. */

@@ -125,8 +125,8 @@ void mg_options_usage(void *out)
 	      "      --backend NAME      where the tasks' cgroups come from: auto (default), local\n"
 	      "                          (memguard's own, as root or delegated), placed (memguardd),\n"
 	      "                          steps (each task a Slurm job step) or degraded (none)\n"
-	      "      --step-cpus N       CPUs of each step (default: SLURM_CPUS_PER_TASK in a job of\n"
-	      "                          several Slurm tasks, else 1)\n"
+	      "      --step-cpus N       CPUs of each step (default: the node's CPUs of the job split\n"
+	      "                          over -n, at least one)\n"
 	      "      --share-job         let the job's other processes use the run's budget too; by\n"
 	      "                          default they keep what the run leaves of the job's limit\n"
 	      "      --grace DURATION    after forwarding SIGTERM, wait this long, then kill (default 10s)\n"
@@ -477,12 +477,15 @@ int mg_options_parse(int argc, char **argv, struct mg_options *ret, char *err, s
 		        "parallel does)",
 		        o.input_sep ? o.input_sep : "-a");
 	o.parallel = o.input_sep || o.narg_files || (!o.tasks_file && mg_compose_has_rpl(o.command));
+	o.stdin_only = o.parallel && !o.input_sep && !o.narg_files && !parallel_only;
 	if (parallel_only && !o.parallel)
 		return bad(err, errsize,
 		           "%s needs GNU parallel's inputs: ::: ARGS, :::: FILES, -a FILE, or a replacement "
 		           "string such as {} in the command (then standard input)",
 		           parallel_only);
-	if (short_q && o.parallel)
+	o.short_q = short_q;
+	/* With stdin alone, main knows only later whether it is a sweep. */
+	if (short_q && o.parallel && !o.stdin_only)
 		return bad(err, errsize,
 		           "-q is memguard's --quiet, not GNU parallel's -q: with parallel's inputs write "
 		           "--quiet, or --quote for parallel's -q");

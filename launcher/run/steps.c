@@ -217,14 +217,13 @@ void mg_steps_alloc_done(struct mg_steps_alloc *a)
 	a->nnodes = 0;
 }
 
-int mg_steps_alloc_from_env(char *const envp[], unsigned cpus_option, struct mg_steps_alloc *ret, char *err,
-                            size_t errsize)
+int mg_steps_alloc_from_env(char *const envp[], struct mg_steps_alloc *ret, char *err, size_t errsize)
 {
 	const char *job = mg_env_get(envp, "SLURM_JOB_ID");
 	const char *list = mg_env_get(envp, "SLURM_JOB_NODELIST") ?: mg_env_get(envp, "SLURM_NODELIST");
 	const char *cpus = mg_env_get(envp, "SLURM_JOB_CPUS_PER_NODE");
 	const char *self = mg_env_get(envp, "SLURMD_NODENAME");
-	unsigned long per_node = 0, per_cpu = 0, ntasks = 1, cpt = 0, on_node = 0;
+	unsigned long per_node = 0, per_cpu = 0, on_node = 0;
 	_cleanup_free_ unsigned *counts = NULL;
 	char **names = NULL;
 	int n, r;
@@ -273,30 +272,6 @@ int mg_steps_alloc_from_env(char *const envp[], unsigned cpus_option, struct mg_
 		            : per_cpu ? (uint64_t)per_cpu * node->cpus << 20
 		                      : MG_SIZE_UNLIMITED;
 	}
-
-	(void)env_unsigned(envp, "SLURM_NTASKS", &ntasks);
-	if (cpus_option) {
-		ret->cpus_per_task = cpus_option;
-		snprintf(ret->cpus_from, sizeof(ret->cpus_from), "--step-cpus");
-	} else if (ntasks > 1 && env_unsigned(envp, "SLURM_CPUS_PER_TASK", &cpt) > 0 && cpt > 0) {
-		ret->cpus_per_task = (unsigned)cpt;
-		snprintf(ret->cpus_from, sizeof(ret->cpus_from),
-		         "SLURM_CPUS_PER_TASK, in a job of %lu Slurm tasks", ntasks);
-	} else {
-		ret->cpus_per_task = 1;
-		snprintf(ret->cpus_from, sizeof(ret->cpus_from),
-		         "one CPU each: the job's CPUs are the run's to share");
-	}
-	unsigned most = 0;
-	for (int i = 0; i < n; i++)
-		most = ret->nodes[i].cpus > most ? ret->nodes[i].cpus : most;
-	if (ret->cpus_per_task > most) {
-		unsigned want = ret->cpus_per_task;
-		mg_steps_alloc_done(ret);
-		return fail(err, errsize,
-		            "a step of %u CPUs does not fit: job %s has at most %u CPUs on a node", want, job,
-		            most);
-	}
 	return 0;
 }
 
@@ -320,6 +295,16 @@ int mg_steps_plan(const struct mg_steps_plan_input *in, struct mg_node_pool *ret
 		size_t i = in->everywhere ? p : here;
 		const struct mg_step_node *node = &a->nodes[i];
 		bool ours = i == a->self;
+		/* The node's CPUs split evenly over the steps at once there. */
+		unsigned cpus = in->cpus_option             ? in->cpus_option
+		                : node->cpus > in->parallel ? node->cpus / in->parallel
+		                                            : 1;
+		if (cpus > node->cpus) {
+			snprintf(err, errsize,
+			         "node %s: a step of %u CPUs does not fit in the job's %u there", node->name,
+			         cpus, node->cpus);
+			return -ERANGE;
+		}
 		uint64_t usable = ours ? in->usable_here : node->mem;
 		if (!ours && in->mem_option < usable)
 			usable = in->mem_option;
@@ -344,6 +329,7 @@ int mg_steps_plan(const struct mg_steps_plan_input *in, struct mg_node_pool *ret
 		ret[p] = (struct mg_node_pool){.name = node->name,
 		                               .parallel = in->parallel,
 		                               .cpus = node->cpus,
+		                               .step_cpus = cpus,
 		                               .budget = budget,
 		                               .share = share};
 	}

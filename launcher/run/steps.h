@@ -43,9 +43,7 @@ struct mg_steps_alloc {
 	char job_id[32];
 	struct mg_step_node *nodes;
 	size_t nnodes;
-	size_t self;            /* the node memguard runs on (the batch host) */
-	unsigned cpus_per_task; /* each step's --cpus-per-task */
-	char cpus_from[96];     /* where that came from, for --explain */
+	size_t self; /* the node memguard runs on (the batch host); SIZE_MAX: none of them */
 };
 
 /* Whether steps can be made from here: in a Slurm allocation (SLURM_JOB_ID)
@@ -56,14 +54,9 @@ int mg_steps_available(char *const envp[], char *why, size_t whysize);
 
 /* The allocation, from the batch script's environment: SLURM_JOB_ID,
  * SLURM_JOB_NODELIST (expanded), SLURM_JOB_CPUS_PER_NODE, SLURM_MEM_PER_NODE
- * or SLURM_MEM_PER_CPU × the node's CPUs, SLURMD_NODENAME for our own node
- * (else the first). A task's CPUs: cpus_option when not 0; else
- * SLURM_CPUS_PER_TASK when the job has several Slurm tasks (each was sized
- * by -c); else 1: a job of one Slurm task is its CPUs to share out
- * (`sbatch -c 2` runs two steps of one CPU at once). Pure. 0, or -EINVAL
- * with a one-line reason in err. */
-int mg_steps_alloc_from_env(char *const envp[], unsigned cpus_option, struct mg_steps_alloc *ret, char *err,
-                            size_t errsize);
+ * or SLURM_MEM_PER_CPU × the node's CPUs, SLURMD_NODENAME for our own node.
+ * Pure. 0, or -EINVAL with a one-line reason in err. */
+int mg_steps_alloc_from_env(char *const envp[], struct mg_steps_alloc *ret, char *err, size_t errsize);
 void mg_steps_alloc_done(struct mg_steps_alloc *a);
 
 /* Slurm's host list, "node[01-03,7],gpu1" or "rack[1-2]-n[1-2]", expanded
@@ -93,6 +86,7 @@ struct mg_steps_plan_input {
 	uint64_t mem_option;   /* --mem, MG_SIZE_UNLIMITED */
 	uint64_t mem_per_task; /* --mem-per-task, 0: split evenly */
 	uint64_t min_share;
+	unsigned cpus_option; /* --step-cpus, 0: the node's CPUs split over -n */
 };
 
 /* One pool per node the steps go to: its name, CPUs, budget and share.
@@ -100,7 +94,10 @@ struct mg_steps_plan_input {
  * every step at once on any node (each one's srun client runs here);
  * another node, whose MemAvailable is not known here, its grant (else
  * usable_here), capped by --mem, less MG_STEP_OVERHEAD per step there.
- * Shares are whole MiB. Pure. Returns the number of pools written (at most
+ * Shares are whole MiB. Each step has cpus_option CPUs, else the node's
+ * CPUs split evenly over the -n steps at once there, at least one: a
+ * `sbatch -c 8` job runs `-n 1` on 8 CPUs and `-n 3` two at a time on 2 of
+ * them. Pure. Returns the number of pools written (at most
  * alloc->nnodes), or -ERANGE with the reason in err (a share below
  * min_share, --mem-per-task × -n above a node's budget). */
 int mg_steps_plan(const struct mg_steps_plan_input *in, struct mg_node_pool *ret, char *err, size_t errsize);

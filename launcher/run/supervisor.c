@@ -98,7 +98,8 @@ struct supervisor {
 	struct mg_farm_counts counts;
 	uint64_t start_usec;
 	bool status_shown; /* a redrawn status line is on the terminal */
-	bool stopping;
+	bool stopping;     /* no task starts any more: a terminating signal, or --halt */
+	bool signalled;    /* a terminating signal came: the next one kills at once */
 	const char *signal_name;
 	sigset_t child_mask;
 	uint64_t page_size;
@@ -319,7 +320,7 @@ static int start_task(struct supervisor *s, struct mg_task *t)
 	s->in_use += t->share;
 	s->use[t->pool].running++;
 	s->use[t->pool].in_use += t->share;
-	s->use[t->pool].cpus += cfg->steps ? cfg->steps->cpus : 0;
+	s->use[t->pool].cpus += cfg->steps ? s->pools[t->pool].step_cpus : 0;
 	return 0;
 }
 
@@ -394,7 +395,7 @@ static int start_step(struct supervisor *s, struct mg_task *t, char *const *argv
 	struct mg_step_request sr = {
 	        .self = cfg->steps->self,
 	        .node = s->pools[t->pool].name,
-	        .cpus = cfg->steps->cpus,
+	        .cpus = s->pools[t->pool].step_cpus,
 	        .share = t->share,
 	        .seq = t->index + 1,
 	        .nonce = cfg->steps->nonce,
@@ -542,7 +543,7 @@ static unsigned free_slots(const struct supervisor *s, size_t p)
 	unsigned slots = u->running < pool->parallel ? (unsigned)(pool->parallel - u->running) : 0;
 
 	if (pool->cpus && s->cfg->steps) {
-		unsigned per = s->cfg->steps->cpus ? s->cfg->steps->cpus : 1;
+		unsigned per = pool->step_cpus ? pool->step_cpus : 1;
 		unsigned cpus = u->cpus < pool->cpus ? (pool->cpus - u->cpus) / per : 0;
 		slots = cpus < slots ? cpus : slots;
 	}
@@ -563,9 +564,11 @@ static struct mg_task *pick(struct supervisor *s)
 
 	if (!pending || !pools)
 		return NULL;
-	/* 0: the share of the node it goes to; a resumed retry has its own. */
+	/* The run's share means the share of the node it goes to (0); a task
+	 * a resume planned with a larger one keeps it. */
 	if (first)
-		pending[n++] = (struct mg_sched_task){.attempt = 1, .share = first->share};
+		pending[n++] = (struct mg_sched_task){.attempt = 1,
+		                                      .share = first->share == cfg->share ? 0 : first->share};
 	for (size_t i = 0; i < s->nretry; i++)
 		pending[n++] = (struct mg_sched_task){.attempt = 2, .share = cfg->tasks[s->retry[i]].share};
 	for (size_t p = 0; p < s->npools; p++)
@@ -929,7 +932,7 @@ static void finish(struct supervisor *s, struct mg_task *t)
 	s->in_use -= t->share;
 	s->use[t->pool].running--;
 	s->use[t->pool].in_use -= t->share;
-	s->use[t->pool].cpus -= cfg->steps ? cfg->steps->cpus : 0;
+	s->use[t->pool].cpus -= cfg->steps ? s->pools[t->pool].step_cpus : 0;
 	attempt_ended(s, t);
 	start_more(s);
 }
@@ -1137,7 +1140,7 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	for (size_t i = 0; i < s->cfg->ntasks; i++)
 		if (s->cfg->tasks[i].state == MG_TASK_RUNNING)
 			s->cfg->tasks[i].interrupted = true;
-	if (s->stopping) {
+	if (s->signalled) {
 		log_notice("second SIG%s: killing the tasks now", sigabbrev_np(sig));
 		for (size_t i = 0; i < s->cfg->ntasks; i++) {
 			struct mg_task *t = &s->cfg->tasks[i];
@@ -1149,7 +1152,9 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		}
 		return 0;
 	}
-	s->stopping = true;
+	/* A --halt may have stopped the starts already: the signal still
+	 * gets its grace period and sets the exit status. */
+	s->stopping = s->signalled = true;
 	s->signal_name = sigdescr_np(sig);
 	char grace[32];
 	snprintf(grace, sizeof(grace), "%.1fs", (double)s->cfg->grace_usec / 1e6);

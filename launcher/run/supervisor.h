@@ -16,17 +16,17 @@
 /* One node's room for tasks: here, or a node of a Slurm allocation when
  * every task is a step (steps.h). */
 struct mg_node_pool {
-	const char *name;  /* the node, for srun and the joblog's Host; NULL: here */
-	unsigned parallel; /* tasks at once there (-n) */
-	unsigned cpus;     /* the job's CPUs there, which steps take; 0: not counted */
-	uint64_t budget;   /* what its tasks may use together; 0: -n alone */
-	uint64_t share;    /* a first attempt's share there */
+	const char *name;   /* the node, for srun and the joblog's Host; NULL: here */
+	unsigned parallel;  /* tasks at once there (-n) */
+	unsigned cpus;      /* the job's CPUs there, which steps take; 0: not counted */
+	uint64_t budget;    /* what its tasks may use together; 0: -n alone */
+	uint64_t share;     /* a first attempt's share there */
+	unsigned step_cpus; /* a step's CPUs there */
 };
 
 /* The steps backend: how each attempt becomes `srun ... memguard step`. */
 struct mg_steps_config {
 	const char *self;  /* memguard's own path, the same on every node */
-	unsigned cpus;     /* each step's --cpus-per-task */
 	const char *nonce; /* marks the helper's records in the step's stderr */
 };
 

@@ -108,21 +108,14 @@ static void allocation(void **state)
 	               "SLURMD_NODENAME=slurmvm",
 	               "SLURM_TASKS_PER_NODE=1",
 	               NULL};
-	assert_int_equal(mg_steps_alloc_from_env(one, 0, &a, err, sizeof(err)), 0);
+	assert_int_equal(mg_steps_alloc_from_env(one, &a, err, sizeof(err)), 0);
 	assert_int_equal(a.nnodes, 1);
 	assert_string_equal(a.nodes[0].name, "slurmvm");
 	assert_int_equal(a.nodes[0].cpus, 2);
 	assert_int_equal(a.nodes[0].mem, 600ull << 20);
 	assert_int_equal(a.self, 0);
-	assert_int_equal(a.cpus_per_task, 1);
 	assert_string_equal(a.job_id, "1");
 	mg_steps_alloc_done(&a);
-	/* --step-cpus wins. */
-	assert_int_equal(mg_steps_alloc_from_env(one, 2, &a, err, sizeof(err)), 0);
-	assert_int_equal(a.cpus_per_task, 2);
-	mg_steps_alloc_done(&a);
-	assert_int_equal(mg_steps_alloc_from_env(one, 3, &a, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "a step of 3 CPUs does not fit"));
 
 	/* sbatch -N2 --ntasks-per-node=2 -c 2 --mem-per-cpu=100M: several Slurm
 	 * tasks, each sized by -c; memory per CPU; we run on node2. */
@@ -134,31 +127,30 @@ static void allocation(void **state)
 	               "SLURM_NTASKS=4",
 	               "SLURMD_NODENAME=node2",
 	               NULL};
-	assert_int_equal(mg_steps_alloc_from_env(two, 0, &a, err, sizeof(err)), 0);
+	assert_int_equal(mg_steps_alloc_from_env(two, &a, err, sizeof(err)), 0);
 	assert_int_equal(a.nnodes, 2);
 	assert_string_equal(a.nodes[1].name, "node2");
 	assert_int_equal(a.nodes[1].cpus, 4);
 	assert_int_equal(a.nodes[1].mem, 400ull << 20);
 	assert_int_equal(a.self, 1);
-	assert_int_equal(a.cpus_per_task, 2);
 	mg_steps_alloc_done(&a);
 
 	/* salloc's shell on a login node: none of the nodes is ours; --mem=0. */
 	char *login[] = {"SLURM_JOB_ID=3", "SLURM_NODELIST=c[1-3]", "SLURM_JOB_CPUS_PER_NODE=8(x3)",
 	                 "SLURM_MEM_PER_NODE=0", NULL};
-	assert_int_equal(mg_steps_alloc_from_env(login, 0, &a, err, sizeof(err)), 0);
+	assert_int_equal(mg_steps_alloc_from_env(login, &a, err, sizeof(err)), 0);
 	assert_int_equal(a.self, SIZE_MAX);
 	assert_int_equal(a.nodes[2].mem, MG_SIZE_UNLIMITED);
 	mg_steps_alloc_done(&a);
 
 	char *mismatch[] = {"SLURM_JOB_ID=3", "SLURM_JOB_NODELIST=c[1-3]", "SLURM_JOB_CPUS_PER_NODE=8(x2)",
 	                    NULL};
-	assert_int_equal(mg_steps_alloc_from_env(mismatch, 0, &a, err, sizeof(err)), -EINVAL);
+	assert_int_equal(mg_steps_alloc_from_env(mismatch, &a, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "does not match the 3 nodes"));
 	char *nolist[] = {"SLURM_JOB_ID=3", NULL};
-	assert_int_equal(mg_steps_alloc_from_env(nolist, 0, &a, err, sizeof(err)), -EINVAL);
+	assert_int_equal(mg_steps_alloc_from_env(nolist, &a, err, sizeof(err)), -EINVAL);
 	char *badmem[] = {"SLURM_JOB_ID=3", "SLURM_JOB_NODELIST=c1", "SLURM_MEM_PER_NODE=lots", NULL};
-	assert_int_equal(mg_steps_alloc_from_env(badmem, 0, &a, err, sizeof(err)), -EINVAL);
+	assert_int_equal(mg_steps_alloc_from_env(badmem, &a, err, sizeof(err)), -EINVAL);
 }
 
 static void node_budgets(void **state)
@@ -183,7 +175,7 @@ static void plans(void **state)
 	        {"n2", 4, 1000 * MiB},
 	        {"n3", 1, MG_SIZE_UNLIMITED},
 	};
-	struct mg_steps_alloc a = {.nodes = nodes, .nnodes = 3, .self = 0, .cpus_per_task = 1};
+	struct mg_steps_alloc a = {.nodes = nodes, .nnodes = 3, .self = 0};
 	struct mg_node_pool pools[3];
 	char err[256];
 	struct mg_steps_plan_input in = {
@@ -202,6 +194,10 @@ static void plans(void **state)
 	assert_int_equal(pools[0].budget, 522 * MiB);
 	assert_int_equal(pools[0].share, 261 * MiB);
 	assert_int_equal(pools[0].cpus, 2);
+	/* The node's CPUs split over -n 2: 1 on n1 and n3, 2 on n2. */
+	assert_int_equal(pools[0].step_cpus, 1);
+	assert_int_equal(pools[1].step_cpus, 2);
+	assert_int_equal(pools[2].step_cpus, 1);
 	assert_int_equal(pools[1].budget, 984 * MiB);
 	assert_int_equal(pools[1].share, 492 * MiB);
 	assert_int_equal(pools[2].budget, 564 * MiB);
@@ -236,6 +232,25 @@ static void plans(void **state)
 	in.mem_per_task = 100 * MiB + 7;
 	assert_int_equal(mg_steps_plan(&in, pools, err, sizeof(err)), 1);
 	assert_int_equal(pools[0].share, 100 * MiB);
+
+	/* sbatch -c 8: -n 1 gets all 8, -n 3 two each (three do not fit at once), -n 16 one each. */
+	struct mg_step_node eight[] = {{"c1", 8, 4000 * MiB}};
+	struct mg_steps_alloc b = {.nodes = eight, .nnodes = 1, .self = 0};
+	struct mg_steps_plan_input c = {
+	        .alloc = &b, .parallel = 1, .usable_here = 3000 * MiB, .mem_option = MG_SIZE_UNLIMITED};
+	static const unsigned n_at_once[] = {1, 3, 16}, want_cpus[] = {8, 2, 1};
+	for (size_t k = 0; k < 3; k++) {
+		c.parallel = n_at_once[k];
+		assert_int_equal(mg_steps_plan(&c, pools, err, sizeof(err)), 1);
+		assert_int_equal(pools[0].step_cpus, want_cpus[k]);
+	}
+	/* --step-cpus wins, and must fit the node. */
+	c.cpus_option = 4;
+	assert_int_equal(mg_steps_plan(&c, pools, err, sizeof(err)), 1);
+	assert_int_equal(pools[0].step_cpus, 4);
+	c.cpus_option = 9;
+	assert_int_equal(mg_steps_plan(&c, pools, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "a step of 9 CPUs does not fit in the job's 8"));
 }
 
 static void srun_command_line(void **state)
