@@ -23,6 +23,7 @@
 #include "guard/metrics.h"
 #include "guard/outside.h"
 #include "guard/sense.h"
+#include "service/service.h"
 
 /* Carrying out a verdict. */
 
@@ -239,8 +240,9 @@ static void update_metrics(struct mg_guard *d, const struct mg_node_state *node,
 		m->fenced += d->w[i].throttled;
 		m->degraded |= d->w[i].throttled && d->w[i].fence_wd < 0;
 	}
+	m->services = d->services;
 	mg_daemon_metrics_write(m, d->cfg.metrics_file, node->now_usec, d->cfg.metrics_interval_usec,
-	                        action != MG_ACTION_NONE);
+	                        action != MG_ACTION_NONE || mg_services_take_acted(d->services));
 }
 
 static int on_poll(sd_event_source *src, uint64_t usec, void *userdata)

@@ -16,6 +16,8 @@
 #include "guard/policy.h"
 #include "guard/scope.h"
 
+struct mg_services;
+
 /* The guard list grows on demand up to this many cgroups (mg_scope_admit()
  * caps each user below it). */
 #define MAX_GUARDED MG_SCOPE_MAX
@@ -79,6 +81,7 @@ struct mg_guard {
 	struct mg_meminfo mem;
 	struct mg_fall_rate fall;
 	struct mg_placesvc *placesvc; /* main.c's: the guard follows its placed runs */
+	struct mg_services *services; /* main.c's: the metrics show its units */
 	char outsider_path[256];      /* read_outsider()'s result */
 	char blamed[256];             /* the offender last named, and when */
 	uint64_t blamed_usec;
