@@ -76,12 +76,13 @@ struct mg_guard {
 	uint64_t rescanned_usec; /* the last guards_rescan started; what it took is in metrics */
 	uint64_t decision_usec;  /* what the last check cost, wake-up to verdict */
 	uint64_t last_kill_usec;
+	uint64_t handed_over_usec; /* the outsider rule restarted a watched unit instead (outside.c) */
 	char last_victim[sizeof(((struct mg_scope_entry *)0)->path)]; /* killed last, until it is gone */
 	uint64_t last_victim_bytes;                                   /* what it held then */
 	struct mg_meminfo mem;
 	struct mg_fall_rate fall;
 	struct mg_placesvc *placesvc; /* main.c's: the guard follows its placed runs */
-	struct mg_services *services; /* main.c's: the metrics show its units */
+	struct mg_services *services; /* main.c's: the outsider rule restarts a watched unit (outside.c) */
 	char outsider_path[256];      /* read_outsider()'s result */
 	char blamed[256];             /* the offender last named, and when */
 	uint64_t blamed_usec;

@@ -10,7 +10,9 @@
 #   2. leak-free, leaking with no limit at all, under the default settings (its section has no keys),
 #      is restarted before MemAvailable falls under 5 % of MemTotal, with a heartbeat on the node never
 #      1 s late (the goal, 250 ms, and the kernel alone are measured by bench/leak.sh).
-#   3. steady and sawtooth (a 30 s cycle, inside a one-minute window), judged all along, are never
+#   3. hog, taking all but 3 % of MemTotal at once (too fast for a trend), is restarted by the outsider
+#      rule's ordering: the pressure guard restarts the watched unit rather than kill in it.
+#   4. steady and sawtooth (a 30 s cycle, inside a one-minute window), judged all along, are never
 #      restarted in 4 minutes.
 # The journal names each restart (MESSAGE_ID, MEMGUARD_UNIT, MEMGUARD_ACTION=restart); memguardd
 # --status lists each unit, a unit not loaded is reported, and the metrics file has them. Timing goals
@@ -21,10 +23,10 @@
 msgid=fb9ec08b963847259d68cb0727df92fd
 # The guest runs other tests after this one: nothing of it may stay.
 cleanup() {
-	systemctl stop steady sawtooth leak-high leak-max leak-free memguardd memguardd.socket 2>/dev/null || true
-	rm -f /etc/memguard/conf.d/{00-test,steady,sawtooth,leak-high,leak-max,leak-free,ghost}.conf \
-		/etc/systemd/system/{steady,sawtooth,leak-high,leak-max,leak-free}.service /run/leak-free.env \
-		/run/memguard/metrics.prom
+	systemctl stop steady sawtooth leak-high leak-max leak-free hog memguardd memguardd.socket 2>/dev/null || true
+	rm -f /etc/memguard/conf.d/{00-test,steady,sawtooth,leak-high,leak-max,leak-free,hog,ghost}.conf \
+		/etc/systemd/system/{steady,sawtooth,leak-high,leak-max,leak-free,hog}.service /run/leak-free.env /run/hog.env \
+		/run/hog.done /run/memguard/metrics.prom
 	systemctl daemon-reload || true
 	rm -rf "$work"
 }
@@ -40,12 +42,13 @@ cat >/etc/memguard/conf.d/00-test.conf <<-EOF
 	metrics_interval = 5s
 EOF
 # One drop-in per unit, as docs/daemon.md shows. A one-minute window holds the sawtooth's 30 s cycle
-# twice; leak-free keeps the defaults.
+# twice; leak-free and hog keep the defaults.
 for u in steady sawtooth leak-max ghost; do
 	printf '[service %s]\nwindow = 1min\n' "$u" >"/etc/memguard/conf.d/$u.conf"
 done
 printf '[service leak-high]\nwindow = 1min\nrestart_limit = 1\n' >/etc/memguard/conf.d/leak-high.conf
 printf '[service leak-free.service]\n' >/etc/memguard/conf.d/leak-free.conf
+printf '[service hog]\n' >/etc/memguard/conf.d/hog.conf
 # unit NAME LINE...: NAME.service with these [Service] lines.
 unit() {
 	local name=$1
@@ -60,6 +63,9 @@ unit sawtooth "ExecStart=/usr/local/bin/svcmem sawtooth 40 200 30"
 unit leak-high MemoryHigh=96M "ExecStart=/usr/local/bin/svcmem leak 8192"
 unit leak-max MemoryMax=96M OOMScoreAdjust=-1000 "ExecStart=/usr/local/bin/svcmem leak 8192 --work 500"
 unit leak-free EnvironmentFile=/run/leak-free.env 'ExecStart=/usr/local/bin/svcmem leak ${RATE} --after 5'
+# The hog takes HOG_MIB once; started again, it holds 16 MiB.
+unit hog EnvironmentFile=/run/hog.env \
+	'ExecStart=/bin/sh -c "[ -e /run/hog.done ] && exec /usr/local/bin/svcmem steady 16; touch /run/hog.done; exec /usr/local/bin/svcmem steady ${HOG_MIB}"'
 systemctl daemon-reload
 systemctl start memguardd.socket memguardd.service || {
 	journalctl -u memguardd -b --no-pager
@@ -140,7 +146,25 @@ note "leak-free: running again $((free_restarted - t1)) s after its start; MemAv
 awk -v l="$late" 'BEGIN { exit !(l < 1000) }' || fail "the heartbeat ran late by $late ms"
 note "$(actions leak-free restart)"
 
-echo "3. steady and sawtooth, for 4 minutes since they started"
+echo "3. hog takes all but 3 % of MemTotal at once: the outsider rule restarts it rather than kill in it"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+echo "HOG_MIB=$((($(avail_kib) - total_kib * 3 / 100) >> 10))" >/run/hog.env
+mark_kernel_log
+rm -f /run/hog.done
+systemctl start hog
+wait_for 120 sh -c "journalctl -b --no-pager -o cat MESSAGE_ID=$msgid MEMGUARD_UNIT=hog.service MEMGUARD_ACTION=restart | grep -q ." ||
+	{ show; fail "hog was not restarted"; }
+wait_for 60 sh -c '[ "$(systemctl show -p ActiveState --value hog.service)" = active ]' ||
+	{ show; fail "hog did not run again after its restart"; }
+note "$(actions hog restart)"
+journalctl -b --no-pager -o verbose MESSAGE_ID=$msgid MEMGUARD_UNIT=hog.service MEMGUARD_ACTION=restart >"$work/hog.entry"
+assert_contains "$work/hog.entry" "MEMGUARD_VERDICT=pressure" "why hog was restarted"
+[[ ! -s /var/log/memguard/kills.jsonl ]] || { cat /var/log/memguard/kills.jsonl; fail "memguardd killed rather than restart"; }
+[[ -z $(kernel_kills) ]] || { kernel_kills; fail "the kernel's OOM killer struck"; }
+systemctl stop hog
+
+echo "4. steady and sawtooth, for 4 minutes since they started"
 while ((SECONDS - t0 < 240)); do sleep 1; done
 assert_eq "$(main_pid steady)" "$pid_steady" "steady's process after $((SECONDS - t0)) s"
 assert_eq "$(main_pid sawtooth)" "$pid_saw" "sawtooth's process after $((SECONDS - t0)) s"
@@ -160,7 +184,7 @@ grep -q 'memguardd_service_floor_bytes{unit="sawtooth.service"}' /run/memguard/m
 
 echo "the journal names each restart:"
 journalctl -b --no-pager -o cat MESSAGE_ID=$msgid MEMGUARD_ACTION=restart | sed 's/^/    /'
-for u in leak-high leak-max leak-free; do
+for u in leak-high leak-max leak-free hog; do
 	actions "$u" restart | grep -q "restarting $u.service" || fail "no restart of $u in the journal"
 done
 echo PASS
