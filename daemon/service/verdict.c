@@ -74,13 +74,22 @@ static bool rising(const uint64_t floors[MG_SERVICE_PARTS])
 	return true;
 }
 
-/* The floors' rise per second over span (the first part's floor to the
- * last's: three parts apart). */
+/* The floor's rise per second over span: from the least of its first half
+ * to the least of its second, half a span apart. For a leak that is its
+ * rate; a sawtooth whose window holds its cycle has a trough in each half,
+ * and shows none (the quarters' floors of a 30 s cycle in a 60 s window
+ * alternate, and their first and last could make up any trend). */
 static double trend_of(const uint64_t floors[MG_SERVICE_PARTS], uint64_t span)
 {
-	double apart = (double)(span / MG_SERVICE_PARTS) * (MG_SERVICE_PARTS - 1) / 1e6;
+	const size_t half = MG_SERVICE_PARTS / 2;
+	uint64_t first = floors[0], second = floors[half];
+	double apart = (double)(span / MG_SERVICE_PARTS) * (double)half / 1e6;
 
-	return ((double)floors[MG_SERVICE_PARTS - 1] - (double)floors[0]) / apart;
+	for (size_t k = 1; k < half; k++)
+		first = floors[k] < first ? floors[k] : first;
+	for (size_t k = half + 1; k < MG_SERVICE_PARTS; k++)
+		second = floors[k] < second ? floors[k] : second;
+	return ((double)second - (double)first) / apart;
 }
 
 /* Until floor reaches limit at trend: 0 when it is there, UINT64_MAX when it never does. */

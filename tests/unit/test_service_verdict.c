@@ -374,6 +374,28 @@ static void leak_numbers(void **state)
 	assert_true(v.left_usec == UINT64_MAX);
 }
 
+/* A 30 s cycle in a one-minute window (the VM test's sawtooth): the
+ * quarters' floors alternate, and the trend --status shows is none. */
+static void sawtooth_shows_no_trend(void **state)
+{
+	static struct mg_service_sample s[MG_SERVICE_SAMPLES];
+	struct mg_service_config c;
+	struct mg_service_bounds b = roomy();
+	struct mg_service_verdict v;
+	struct wave w = {.base = 40, .saw = 160, .saw_period = 30};
+
+	mg_service_config_defaults(&c, "sawtooth.service");
+	c.window_usec = MIN;
+	for (double end = 61; end < 240; end += 7) {
+		size_t n = look(&c, &w, end, 1, s);
+		mg_service_judge(&c, s, n, &b, &v);
+		assert_int_equal(v.state, MG_SERVICE_STEADY);
+		if (v.trend_bps > 1024 || v.trend_bps < -1024)
+			fail_msg("after %.0f s: a trend of %.0f B/s", end, v.trend_bps);
+		assert_true(v.left_usec == UINT64_MAX);
+	}
+}
+
 static void node_limit(void **state)
 {
 	struct mg_service_bounds b = roomy();
@@ -489,9 +511,13 @@ static void words(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(table),          cmocka_unit_test(leak_numbers),
-	        cmocka_unit_test(node_limit),     cmocka_unit_test(samples_merge_and_roll),
-	        cmocka_unit_test(restart_pacing), cmocka_unit_test(look_interval),
+	        cmocka_unit_test(table),
+	        cmocka_unit_test(leak_numbers),
+	        cmocka_unit_test(sawtooth_shows_no_trend),
+	        cmocka_unit_test(node_limit),
+	        cmocka_unit_test(samples_merge_and_roll),
+	        cmocka_unit_test(restart_pacing),
+	        cmocka_unit_test(look_interval),
 	        cmocka_unit_test(words),
 	};
 
