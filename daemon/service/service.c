@@ -389,7 +389,7 @@ static void act(struct mg_services *s, struct unit *u, uint64_t now)
 	         v->why);
 	if (u->cfg.action == MG_SERVICE_LOG || s->rules.dry_run) {
 		if (say_due(u, SAID_LOG, now))
-			entry(u, LOG_WARNING, "log", verdict, "%s %s; %s", u->cfg.unit, what,
+			entry(u, LOG_WARNING, "log", verdict, "%s: %s; %s", u->cfg.unit, what,
 			      s->rules.dry_run ? "dry run: not restarting it"
 			                       : "action = log: not restarting it");
 		return;
@@ -403,7 +403,8 @@ static void act(struct mg_services *s, struct unit *u, uint64_t now)
 		return;
 	if (limited)
 		entry(u, LOG_WARNING, "none", verdict,
-		      "%s %s; restarted %u time%s within %s (restart_limit): not restarting it for %s; until "
+		      "%s: %s; restarted %u time%s within %s (restart_limit): not restarting it for %s; "
+		      "until "
 		      "then it falls to the outsider rule ([daemon] kill_outside) as any process outside the "
 		      "guard",
 		      u->cfg.unit, what, u->cfg.restart_limit, u->cfg.restart_limit == 1 ? "" : "s",
@@ -411,8 +412,8 @@ static void act(struct mg_services *s, struct unit *u, uint64_t now)
 		      mg_service_format_duration(at - now, e));
 	else
 		entry(u, LOG_NOTICE, "none", verdict,
-		      "%s %s; restarted %s ago: not restarting it for %s more (restart_backoff)", u->cfg.unit,
-		      what, mg_service_format_duration(now - u->restarts[u->n_restarts - 1], d),
+		      "%s: %s; restarted %s ago: not restarting it for %s more (restart_backoff)",
+		      u->cfg.unit, what, mg_service_format_duration(now - u->restarts[u->n_restarts - 1], d),
 		      mg_service_format_duration(at - now, e));
 }
 
@@ -617,19 +618,27 @@ static void status_line(const struct unit *u, uint64_t now, char *buf, size_t si
 {
 	const struct mg_service_verdict *v = &u->verdict;
 	char a[MG_SIZE_STRLEN], f[MG_SIZE_STRLEN], l[MG_SIZE_STRLEN], t[MG_SERVICE_TREND_STRLEN];
-	char left[MG_SERVICE_DURATION_STRLEN], ago[MG_SERVICE_DURATION_STRLEN], limit[64], state[40],
+	char left[MG_SERVICE_DURATION_STRLEN], ago[MG_SERVICE_DURATION_STRLEN], limit[64], state[80],
 	        notes[160];
 	int n;
 
-	if (u->where == UNIT_LOOKING || u->where == UNIT_NOT_LOADED || !u->judged) {
-		snprintf(buf, size, "  %-28s %s\n", u->cfg.unit,
-		         u->where == UNIT_NOT_LOADED ? "not loaded"
-		         : u->where == UNIT_LOOKING  ? "not found yet (systemd has not answered)"
-		         : u->where == UNIT_WATCHED  ? "not judged yet"
-		                                     : "runs no process");
+	/* Its restarts by memguardd, whatever is known of the rest. */
+	n = snprintf(notes, sizeof(notes), "%" PRIu64, u->restarts_total);
+	if (u->n_restarts)
+		n += snprintf(notes + n, sizeof(notes) - (size_t)n, " (last %s ago)",
+		              mg_service_format_duration(now - u->restarts[u->n_restarts - 1], ago));
+	if (u->failures_total)
+		snprintf(notes + n, sizeof(notes) - (size_t)n, ", %" PRIu64 " failed%s", u->failures_total,
+		         u->failed ? " (the last: left to the outsider rule)" : "");
+	if (u->restart == RESTART_NONE && (u->where != UNIT_WATCHED || !u->judged)) {
 		if (u->where == UNIT_NOT_LOADED)
-			snprintf(buf + strlen(buf) - 1, size - strlen(buf) + 1, " (LoadState %s)\n",
-			         u->load_state);
+			snprintf(state, sizeof(state), "not loaded (LoadState %s)", u->load_state);
+		else
+			snprintf(state, sizeof(state), "%s",
+			         u->where == UNIT_LOOKING       ? "not found yet (systemd has not answered)"
+			         : u->where == UNIT_NOT_RUNNING ? "runs no process"
+			                                        : "not judged yet");
+		snprintf(buf, size, "  %-28s %-82s  %s\n", u->cfg.unit, state, notes);
 		return;
 	}
 	if (v->limit_kind == MG_SERVICE_LIMIT_NODE)
@@ -639,17 +648,8 @@ static void status_line(const struct unit *u, uint64_t now, char *buf, size_t si
 		snprintf(limit, sizeof(limit), "%s %s", mg_service_limit_name(v->limit_kind),
 		         mg_size_format(v->limit, l));
 	snprintf(state, sizeof(state), "%s%s",
-	         u->restart != RESTART_NONE     ? "restarting"
-	         : u->where == UNIT_NOT_RUNNING ? "not running"
-	                                        : mg_service_state_name(v->state),
-	         v->early ? " (early)" : "");
-	n = snprintf(notes, sizeof(notes), "%" PRIu64, u->restarts_total);
-	if (u->n_restarts)
-		n += snprintf(notes + n, sizeof(notes) - (size_t)n, " (last %s ago)",
-		              mg_service_format_duration(now - u->restarts[u->n_restarts - 1], ago));
-	if (u->failures_total)
-		snprintf(notes + n, sizeof(notes) - (size_t)n, ", %" PRIu64 " failed%s", u->failures_total,
-		         u->failed ? " (the last: left to the outsider rule)" : "");
+	         u->restart != RESTART_NONE ? "restarting" : mg_service_state_name(v->state),
+	         v->early && u->restart == RESTART_NONE ? " (early)" : "");
 	snprintf(buf, size, "  %-28s %-14s %10s %10s %13s %-22s %8s  %s\n", u->cfg.unit, state,
 	         mg_size_format(v->held, a), mg_size_format(v->floor, f),
 	         mg_service_format_trend(v->trend_bps, t), limit,

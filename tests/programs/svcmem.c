@@ -9,6 +9,7 @@
  *                    server needs memory to send a job (default 1000; 0: never)
  *   --socket PATH    answers each connection after that work: "ok\n", or the error ("Cannot
  *                    allocate memory\n")
+ *   --ignore-term    SIGTERM is said and ignored: only SIGKILL ends it
  * What it holds is anonymous memory of one mapping, made resident with
  * MADV_POPULATE_WRITE (5.14+; else by touching it) and given back with
  * MADV_DONTNEED, all through system calls: no page fault of its own
@@ -36,15 +37,20 @@
 
 #define MiB (1ull << 20)
 #define TICK_MS 100
+#define GROW_STEP (64ull << 10)
 /* The mapping: never made resident whole (MAP_NORESERVE). */
 #define ARENA (64ull << 30)
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, ignored;
+static bool ignore_term;
 
 static void on_term(int sig)
 {
 	(void)sig;
-	stop = 1;
+	if (ignore_term)
+		ignored = 1;
+	else
+		stop = 1;
 }
 
 static double now_s(void)
@@ -78,9 +84,11 @@ static size_t hold(size_t target)
 		madvise(arena + target, held - target, MADV_DONTNEED);
 		held = target;
 	}
-	/* Told to stop: it allocates no more (each step may wait up to 2 s at a memory.high). */
-	while (held < target && !stop) {
-		size_t step = target - held < MiB ? target - held : MiB;
+	/* Told to stop (or a SIGTERM to say it ignores): each step may wait up to 2 s at a memory.high. */
+	while (held < target && !stop && !ignored) {
+		/* 64 KiB at a time: at a memory.high the kernel makes a call wait up to 2 s for each 64
+		 * pages over it, and a signal is seen only between calls. */
+		size_t step = target - held < GROW_STEP ? target - held : GROW_STEP;
 		if (populate && madvise(arena + held, step, MADV_POPULATE_WRITE) < 0) {
 			if (errno == EINVAL || errno == ENOSYS) {
 				populate = 0;
@@ -171,6 +179,10 @@ int main(int argc, char **argv)
 		usage();
 	}
 	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--ignore-term") == 0) {
+			ignore_term = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		if (strcmp(argv[i], "--start") == 0)
@@ -195,6 +207,9 @@ int main(int argc, char **argv)
 		perror("svcmem: mmap");
 		return 1;
 	}
+	/* Small pages: a huge page is charged 512 pages at once, and at a memory.high one step would
+	 * then wait many seconds, deaf to SIGTERM meanwhile. */
+	(void)madvise(arena, ARENA, MADV_NOHUGEPAGE);
 	scratch = mmap(NULL, MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (scratch == MAP_FAILED) {
 		perror("svcmem: mmap");
@@ -211,6 +226,10 @@ int main(int argc, char **argv)
 	        socket_path ?: "");
 	while (!stop) {
 		double t = now_s() - t0, mib;
+		if (ignored) {
+			ignored = 0;
+			fprintf(stderr, "svcmem: SIGTERM: ignored\n");
+		}
 		if (strcmp(mode, "leak") == 0) {
 			mib = start_mib + (t > after ? (t - after) * rate / 1024 : 0);
 			if (t > after && !leaking) {

@@ -6,7 +6,10 @@
 #   1. leak-high, leaking under MemoryHigh=, is restarted within two minutes of being first throttled;
 #      leaking again at once, it is not restarted again (restart_limit = 1), and the journal says why.
 #      leak-max, leaking into a MemoryMax= at which the kernel may not kill it (OOMScoreAdjust=-1000),
-#      fails its allocations ("Cannot allocate memory"), is stuck there, and is restarted.
+#      fails its allocations ("Cannot allocate memory" in its log file: its writes to the journal's
+#      socket fail there too, ENOBUFS), is stuck there, and is restarted.
+#      leak-refuse, whose unit refuses a restart (RefuseManualStop=yes) and whose process ignores
+#      SIGTERM, gets SIGTERM and then SIGKILL, each said in the journal.
 #   2. leak-free, leaking with no limit at all, under the default settings (its section has no keys),
 #      is restarted before MemAvailable falls under 5 % of MemTotal, with a heartbeat on the node never
 #      1 s late (the goal, 250 ms, and the kernel alone are measured by bench/leak.sh).
@@ -24,8 +27,10 @@ msgid=fb9ec08b963847259d68cb0727df92fd
 # The guest runs other tests after this one: nothing of it may stay.
 cleanup() {
 	systemctl stop steady sawtooth leak-high leak-max leak-free hog memguardd memguardd.socket 2>/dev/null || true
-	rm -f /etc/memguard/conf.d/{00-test,steady,sawtooth,leak-high,leak-max,leak-free,hog,ghost}.conf \
-		/etc/systemd/system/{steady,sawtooth,leak-high,leak-max,leak-free,hog}.service /run/leak-free.env /run/hog.env \
+	systemctl kill --signal=KILL leak-refuse 2>/dev/null || true
+	rm -f /etc/memguard/conf.d/{00-test,steady,sawtooth,leak-high,leak-max,leak-refuse,leak-free,hog,ghost}.conf \
+		/etc/systemd/system/{steady,sawtooth,leak-high,leak-max,leak-refuse,leak-free,hog}.service \
+		/run/leak-free.env /run/hog.env /run/leak-max.log \
 		/run/hog.done /run/memguard/metrics.prom
 	systemctl daemon-reload || true
 	rm -rf "$work"
@@ -43,7 +48,7 @@ cat >/etc/memguard/conf.d/00-test.conf <<-EOF
 EOF
 # One drop-in per unit, as docs/daemon.md shows. A one-minute window holds the sawtooth's 30 s cycle
 # twice; leak-free and hog keep the defaults.
-for u in steady sawtooth leak-max ghost; do
+for u in steady sawtooth leak-max leak-refuse ghost; do
 	printf '[service %s]\nwindow = 1min\n' "$u" >"/etc/memguard/conf.d/$u.conf"
 done
 printf '[service leak-high]\nwindow = 1min\nrestart_limit = 1\n' >/etc/memguard/conf.d/leak-high.conf
@@ -61,7 +66,11 @@ unit() {
 unit steady "ExecStart=/usr/local/bin/svcmem steady 120"
 unit sawtooth "ExecStart=/usr/local/bin/svcmem sawtooth 40 200 30"
 unit leak-high MemoryHigh=96M "ExecStart=/usr/local/bin/svcmem leak 8192"
-unit leak-max MemoryMax=96M OOMScoreAdjust=-1000 "ExecStart=/usr/local/bin/svcmem leak 8192 --work 500"
+# At its limit leak-max can write only into the last page of a file it appends to, as a server's own log.
+unit leak-max MemoryMax=96M OOMScoreAdjust=-1000 StandardOutput=append:/run/leak-max.log \
+	StandardError=append:/run/leak-max.log "ExecStart=/usr/local/bin/svcmem leak 8192 --work 500"
+unit leak-refuse MemoryHigh=96M "ExecStart=/usr/local/bin/svcmem leak 8192 --ignore-term"
+printf '[Unit]\nRefuseManualStop=yes\n' >>/etc/systemd/system/leak-refuse.service
 unit leak-free EnvironmentFile=/run/leak-free.env 'ExecStart=/usr/local/bin/svcmem leak ${RATE} --after 5'
 # The hog takes HOG_MIB once; started again, it holds 16 MiB.
 unit hog EnvironmentFile=/run/hog.env \
@@ -84,8 +93,8 @@ show() {
 	memguardd --status 2>&1 | sed 's/^/    status: /'
 }
 
-echo "1. leak-high under MemoryHigh=96M and leak-max at MemoryMax=96M, beside steady and sawtooth"
-systemctl start steady sawtooth leak-high leak-max
+echo "1. leak-high under MemoryHigh=96M, leak-max at MemoryMax=96M and leak-refuse, beside steady and sawtooth"
+systemctl start steady sawtooth leak-high leak-max leak-refuse
 t0=$SECONDS
 pid_steady=$(main_pid steady) pid_saw=$(main_pid sawtooth) pid_high=$(main_pid leak-high) pid_max=$(main_pid leak-max)
 throttled='' high_restarted='' max_restarted=''
@@ -104,11 +113,25 @@ note "leak-high: throttled $((throttled - t0)) s after its start, running again 
 ((high_restarted - throttled <= 120)) || { show; fail "leak-high ran again only $((high_restarted - throttled)) s after it was first throttled"; }
 actions leak-high restart | grep -q "restarting leak-high.service: it leaks" ||
 	{ show; fail "no journal entry names leak-high's restart"; }
-journalctl -u leak-max -b --no-pager -o cat >"$work/leak-max.log"
-assert_contains "$work/leak-max.log" "Cannot allocate memory" "leak-max at its MemoryMax="
+assert_contains /run/leak-max.log "Cannot allocate memory" "leak-max's log at its MemoryMax="
+note "leak-max: $(grep -m1 "Cannot allocate memory" /run/leak-max.log)"
 journalctl -b --no-pager -o verbose MESSAGE_ID=$msgid MEMGUARD_UNIT=leak-max.service MEMGUARD_ACTION=restart >"$work/max.entry"
 assert_contains "$work/max.entry" "MEMGUARD_VERDICT=stuck" "why leak-max was restarted"
 note "leak-max: running again $((max_restarted - t0)) s after its start; $(grep -m1 MESSAGE= "$work/max.entry" | sed 's/^ *//')"
+
+echo "   leak-refuse: its restart refused, SIGTERM ignored, then SIGKILL"
+refuse_killed() { actions leak-refuse kill | grep -q .; }
+wait_for 180 refuse_killed || { show; fail "leak-refuse was not killed after its restart failed"; }
+actions leak-refuse term >"$work/refuse.term"
+assert_contains "$work/refuse.term" "restart of leak-refuse.service failed (RestartUnit: Operation refused" \
+	"why leak-refuse's restart failed"
+assert_contains "$work/refuse.term" "SIGTERM to its 1 process, SIGKILL to what is left in 10s" "what followed"
+note "$(cat "$work/refuse.term")"
+note "$(actions leak-refuse kill)"
+journalctl -u leak-refuse -b --no-pager -o cat >"$work/leak-refuse.log"
+assert_contains "$work/leak-refuse.log" "SIGTERM: ignored" "leak-refuse got SIGTERM"
+wait_for 30 sh -c '[ "$(systemctl show -p MainPID --value leak-refuse.service)" = 0 ]' ||
+	{ show; fail "leak-refuse's process outlived the SIGKILL"; }
 
 echo "   leak-high leaks again at once: restart_limit = 1 holds, and says so"
 pid_high=$(main_pid leak-high)
@@ -179,6 +202,10 @@ grep -Eq '^  ghost\.service +not loaded' "$work/status" || fail "--status does n
 journal | grep -q "\[service ghost.service\]: no such unit is loaded" || { show; fail "ghost.service was not reported"; }
 grep -q 'memguardd_service_restarts_total{unit="leak-high.service"} 1' /run/memguard/metrics.prom ||
 	{ cat /run/memguard/metrics.prom; fail "no restart of leak-high in the metrics"; }
+grep -q 'memguardd_service_restart_failures_total{unit="leak-refuse.service"} 1' /run/memguard/metrics.prom ||
+	{ cat /run/memguard/metrics.prom; fail "no failed restart of leak-refuse in the metrics"; }
+grep -Eq '^  leak-refuse\.service .* 1 failed \(the last: left to the outsider rule\)' "$work/status" ||
+	fail "--status does not say leak-refuse's restart failed"
 grep -q 'memguardd_service_floor_bytes{unit="sawtooth.service"}' /run/memguard/metrics.prom ||
 	{ cat /run/memguard/metrics.prom; fail "no floor of sawtooth in the metrics"; }
 
