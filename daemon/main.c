@@ -1,8 +1,9 @@
 /* memguardd: watches memory pressure (PSI triggers, MemAvailable) and kills
  * the guarded cgroup furthest over its share before the node stalls. This
  * file starts it: the options, the configuration and its reloads, the
- * guard's own protection, the event loop, and its two services, the guard
- * (guard.h) and the placement service (placesvc.h). */
+ * guard's own protection, the event loop, and its three services, the guard
+ * (guard.h), the placement service (placesvc.h) and the service guard
+ * (service.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -31,6 +32,7 @@
 #include "place/placesvc.h"
 #include "guard/policy.h"
 #include "guard/sense.h"
+#include "service/service.h"
 
 /* Placed runs one ordinary user may have at once. */
 #define PLACE_MAX_RUNS_PER_UID 32
@@ -43,6 +45,8 @@ struct daemon {
 	int cli_verbose;
 	struct mg_guard guard;
 	struct mg_placesvc *placesvc;
+	bool node_daemon; /* the pid file's holder: it serves placements and watches services */
+	struct mg_services *services;
 };
 
 static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy *ret_policy)
@@ -57,7 +61,37 @@ static int load_config(struct daemon *d, struct mg_config *ret, struct mg_policy
 		r = mg_policy_from_config(ret, d->guard.mem.mem_total, ret_policy, err, sizeof(err));
 	if (r < 0)
 		log_err("%s", err);
+	else if (ret->service_error[0])
+		return log_err("%s", ret->service_error), -EINVAL;
 	return r;
+}
+
+/* The service guard's settings from the rest of the configuration. */
+static struct mg_services_rules services_rules(const struct mg_config *cfg, const struct mg_policy *policy)
+{
+	return (struct mg_services_rules){
+	        .available_min = policy->available_min,
+	        .available_pressure = policy->available_pressure,
+	        .kill_grace_usec = cfg->kill_grace_usec,
+	        .dry_run = policy->dry_run,
+	};
+}
+
+/* Starts the service guard, or hands it a reloaded configuration. */
+static void configure_services(struct daemon *d)
+{
+	struct mg_services_rules rules = services_rules(&d->guard.cfg, &d->guard.policy);
+	int r;
+
+	if (!d->node_daemon)
+		return;
+	if (d->services)
+		mg_services_configure(d->services, &d->guard.cfg, &rules);
+	else if ((r = mg_services_start(d->guard.event, d->guard.mountfd, d->guard.procfd, &d->guard.cfg,
+	                                &rules, &d->services)) < 0)
+		mg_log_errno(LOG_ERR, r, "start the service guard: %m");
+	/* The outsider rule asks it first. */
+	d->guard.services = d->services;
 }
 
 static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
@@ -75,6 +109,7 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		if (d->placesvc)
 			mg_placesvc_configure(d->placesvc, cfg.kill_grace_usec, PLACE_MAX_RUNS_PER_UID,
 			                      cfg.place_beside);
+		configure_services(d);
 		log_notice("configuration reloaded");
 		mg_guard_rescan_now(&d->guard);
 	}
@@ -237,6 +272,7 @@ int main(int argc, char **argv)
 		return mg_log_errno(LOG_ERR, r, "read %s/pressure/memory: %m", proc_path), 1;
 	if (status) {
 		mg_guard_print_status(guard);
+		mg_services_print_status(&guard->cfg, stdout);
 		return 0;
 	}
 
@@ -285,6 +321,8 @@ int main(int argc, char **argv)
 	}
 	/* The guard follows the placed runs. */
 	guard->placesvc = d.placesvc;
+	d.node_daemon = pidfile >= 0;
+	configure_services(&d);
 	mg_guard_begin(guard);
 	char policy[256];
 	log_notice("watching %s and %zu guarded cgroups (%s); %s%s", proc_path, guard->nw, guard->cfg.guard,
@@ -293,6 +331,7 @@ int main(int argc, char **argv)
 	sd_notify(false, "READY=1\nSTATUS=watching memory pressure");
 	r = sd_event_loop(guard->event);
 	sd_notify(false, "STOPPING=1");
+	mg_services_free(d.services);
 	mg_placesvc_free(d.placesvc);
 	if (pidfile >= 0) {
 		unlink(MG_DAEMON_PIDFILE);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ini.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -56,6 +57,20 @@ void mg_config_defaults(struct mg_config *cfg)
 	};
 }
 
+void mg_service_config_defaults(struct mg_service_config *svc, const char *unit)
+{
+	*svc = (struct mg_service_config){
+	        .action = MG_SERVICE_RESTART,
+	        .window_usec = 10 * 60 * 1000000ull,
+	        .horizon_usec = 2 * 3600 * 1000000ull,
+	        .stuck_usec = 60 * 1000000ull,
+	        .restart_limit = 3,
+	        .restart_limit_interval_usec = 24 * 3600 * 1000000ull,
+	        .restart_backoff_usec = 10 * 60 * 1000000ull,
+	};
+	snprintf(svc->unit, sizeof(svc->unit), "%s", unit);
+}
+
 enum key_type {
 	KEY_SIZE,
 	KEY_RESERVE, /* a size, or a percentage resolved later against MemTotal */
@@ -69,6 +84,8 @@ enum key_type {
 	KEY_RLIMIT,
 	KEY_MODE,
 	KEY_LEVEL,
+	KEY_ACTION, /* restart or log */
+	KEY_COUNT,  /* a whole number */
 };
 
 struct key {
@@ -114,6 +131,31 @@ static const struct key keys[] = {
         KEY("daemon", "metrics_file", KEY_PATH_OR_OFF, metrics_file),
         KEY("daemon", "metrics_interval", KEY_DURATION, metrics_interval_usec),
         KEY("log", "level", KEY_LEVEL, log_level),
+};
+
+/* The keys of a [service UNIT] section, with their bounds (inclusive). */
+struct service_key {
+	const char *name;
+	enum key_type type;
+	size_t offset;
+	uint64_t min, max;
+};
+
+#define SEC 1000000ull
+#define SERVICE_KEY(n, t, field, lo, hi)                                                                     \
+	{                                                                                                    \
+		n, t, offsetof(struct mg_service_config, field), lo, hi                                      \
+	}
+static const struct service_key service_keys[] = {
+        SERVICE_KEY("action", KEY_ACTION, action, 0, 0),
+        /* four parts of at least 4 s, each several looks at one a second at most */
+        SERVICE_KEY("window", KEY_DURATION, window_usec, 16 * SEC, 24 * 3600 * SEC),
+        SERVICE_KEY("horizon", KEY_DURATION, horizon_usec, 60 * SEC, 30 * 24 * 3600 * SEC),
+        SERVICE_KEY("stuck_time", KEY_DURATION, stuck_usec, 5 * SEC, 3600 * SEC),
+        SERVICE_KEY("restart_limit", KEY_COUNT, restart_limit, 1, MG_SERVICE_RESTARTS_MAX),
+        SERVICE_KEY("restart_limit_interval", KEY_DURATION, restart_limit_interval_usec, 60 * SEC,
+                    30 * 24 * 3600 * SEC),
+        SERVICE_KEY("restart_backoff", KEY_DURATION, restart_backoff_usec, 0, 24 * 3600 * SEC),
 };
 
 static int parse_bool(const char *v, bool *ret)
@@ -205,6 +247,19 @@ static int parse_value(const struct key *k, const char *v, void *dst, const char
 			return -EINVAL;
 		*(enum mg_rlimit_as_mode *)dst = b ? MG_RLIMIT_AS_ON : MG_RLIMIT_AS_OFF;
 		return 0;
+	case KEY_ACTION:
+		*why = "expected restart or log";
+		if (strcasecmp(v, "restart") == 0)
+			return *(enum mg_service_action *)dst = MG_SERVICE_RESTART, 0;
+		if (strcasecmp(v, "log") == 0)
+			return *(enum mg_service_action *)dst = MG_SERVICE_LOG, 0;
+		return -EINVAL;
+	case KEY_COUNT:
+		*why = "expected a whole number";
+		if (mg_parse_u64(v, &n) < 0 || n > UINT32_MAX)
+			return -EINVAL;
+		*(unsigned *)dst = (unsigned)n;
+		return 0;
 	case KEY_LEVEL: {
 		static const char *const levels[] = {"emerg",   "alert",  "crit", "err",
 		                                     "warning", "notice", "info", "debug"};
@@ -224,8 +279,10 @@ static int parse_value(const struct key *k, const char *v, void *dst, const char
 struct reader {
 	const char *next;
 	int line;
-	bool indented; /* an indented line after a key: inih hands it over as a continuation */
-	bool in_key;   /* a key was seen since the last section header */
+	bool indented;   /* an indented line after a key: inih hands it over as a continuation */
+	bool in_key;     /* a key was seen since the last section header */
+	bool in_service; /* the section is a [service UNIT] one: its keys go to service */
+	long service;    /* into cfg->services, -1 for a [service] section in error */
 };
 
 static bool known_section(const char *name, size_t len)
@@ -238,6 +295,7 @@ static bool known_section(const char *name, size_t len)
 
 struct parse_state {
 	struct mg_config *cfg;
+	const char *origin;
 	struct reader rd;
 	char *err;
 	size_t errsize;
@@ -259,6 +317,158 @@ static void parse_error(struct parse_state *st, const char *fmt, ...)
 	snprintf(st->err, st->errsize, "%d: %s", st->rd.line, why);
 	st->failed = true;
 	st->err_line = st->rd.line;
+}
+
+/* A mistake in a [service] section: kept, the first only, and the parse goes
+ * on (struct mg_config's service_error says why). */
+static void service_error(struct parse_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void service_error(struct parse_state *st, const char *fmt, ...)
+{
+	char why[384];
+	va_list ap;
+
+	if (st->cfg->service_error[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	snprintf(st->cfg->service_error, sizeof(st->cfg->service_error), "%s:%d: %s", st->origin, st->rd.line,
+	         why);
+}
+
+/* The unit types systemd knows besides services: none of them can be restarted as a service is. */
+static const char *const other_unit_types[] = {".socket", ".target", ".device", ".mount", ".automount",
+                                               ".swap",   ".timer",  ".path",   ".slice", ".scope"};
+
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/* Whether the section named name (len bytes, between the brackets) is a
+ * [service UNIT] one: 0 when not, 1 with the unit's name in unit (".service"
+ * added when it names no type, as systemctl does), -EINVAL with a reason in
+ * *why when its unit cannot be a service's name. */
+static int service_section(const char *name, size_t len, char unit[MG_SERVICE_UNIT_MAX], const char **why)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:-_.\\@";
+	const char *u;
+	size_t n;
+
+	if (len < 7 || strncmp(name, "service", 7) != 0 || (len > 7 && name[7] != ' ' && name[7] != '\t'))
+		return 0;
+	for (u = name + 7, n = len - 7; n && (*u == ' ' || *u == '\t'); u++, n--)
+		;
+	while (n && (u[n - 1] == ' ' || u[n - 1] == '\t'))
+		n--;
+	*why = "expected [service UNIT], with the name of a systemd service";
+	if (n == 0)
+		return -EINVAL;
+	*why = "a unit's name has letters, digits and : - _ . \\ @ only, and at most 255 of them";
+	if (strspn(u, chars) < n || n + sizeof(".service") > MG_SERVICE_UNIT_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < MG_ARRAY_SIZE(other_unit_types); i++)
+		if (ends_with(u, n, other_unit_types[i]))
+			return *why = "only a .service unit can be restarted", -EINVAL;
+	snprintf(unit, MG_SERVICE_UNIT_MAX, "%.*s%s", (int)n, u,
+	         ends_with(u, n, ".service") ? "" : ".service");
+	/* A template ("getty@.service") is no unit; an instance ("getty@tty1.service") is. */
+	*why = "a template or an empty name is no unit: name an instance (\"name@instance\")";
+	n = strlen(unit) - strlen(".service");
+	if (n == 0 || unit[0] == '@' || unit[n - 1] == '@' || unit[0] == '.')
+		return -EINVAL;
+	return 1;
+}
+
+/* A section header: for [service UNIT], the unit found or added, its keys
+ * to come at their defaults; else an unknown section is an error. */
+static void begin_section(struct parse_state *st, const char *name, size_t len)
+{
+	struct mg_config *cfg = st->cfg;
+	char unit[MG_SERVICE_UNIT_MAX];
+	const char *why = "";
+	int r = service_section(name, len, unit, &why);
+
+	st->rd.in_service = r != 0;
+	st->rd.service = -1;
+	if (r == 0) {
+		if (!known_section(name, len))
+			parse_error(st, "unknown section [%.*s]", (int)len, name);
+		return;
+	}
+	if (r < 0) {
+		service_error(st, "[%.*s]: %s", (int)len, name, why);
+		return;
+	}
+	for (size_t i = 0; i < cfg->n_services; i++)
+		if (strcmp(cfg->services[i].unit, unit) == 0)
+			return (void)(st->rd.service = (long)i);
+	if (cfg->n_services == MG_SERVICE_MAX) {
+		service_error(st, "[%.*s]: more than %d [service] sections", (int)len, name, MG_SERVICE_MAX);
+		return;
+	}
+	mg_service_config_defaults(&cfg->services[cfg->n_services], unit);
+	st->rd.service = (long)cfg->n_services++;
+}
+
+/* A bound of a duration in its largest whole unit: "16s", "1min", "24h". */
+static void format_bound(uint64_t usec, char *buf, size_t size)
+{
+	uint64_t sec = usec / SEC;
+
+	if (sec && sec % 3600 == 0)
+		snprintf(buf, size, "%" PRIu64 "h", sec / 3600);
+	else if (sec && sec % 60 == 0)
+		snprintf(buf, size, "%" PRIu64 "min", sec / 60);
+	else
+		snprintf(buf, size, "%" PRIu64 "s", sec);
+}
+
+/* A key of a [service] section: a mistake is kept, not failed on. */
+static void service_key(struct parse_state *st, const char *name, const char *value)
+{
+	struct mg_service_config *svc = &st->cfg->services[st->rd.service];
+	const char *why = "invalid value";
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(service_keys); i++) {
+		const struct service_key *sk = &service_keys[i];
+		if (strcmp(name, sk->name) != 0)
+			continue;
+		struct key k = {"service", sk->name, sk->type, sk->offset, 0};
+		union {
+			uint64_t u64;
+			unsigned u;
+			enum mg_service_action action;
+		} v;
+		if (parse_value(&k, value, &v, &why) < 0) {
+			service_error(st, "[service %s] %s = \"%s\": %s", svc->unit, name, value, why);
+			return;
+		}
+		uint64_t n = sk->type == KEY_DURATION ? v.u64 : sk->type == KEY_COUNT ? v.u : 0;
+		if (sk->type != KEY_ACTION && (n < sk->min || n > sk->max)) {
+			char lo[32], hi[32];
+			if (sk->type == KEY_DURATION) {
+				format_bound(sk->min, lo, sizeof(lo));
+				format_bound(sk->max, hi, sizeof(hi));
+			} else {
+				snprintf(lo, sizeof(lo), "%" PRIu64, sk->min);
+				snprintf(hi, sizeof(hi), "%" PRIu64, sk->max);
+			}
+			service_error(st, "[service %s] %s = \"%s\": expected %s to %s", svc->unit, name,
+			              value, lo, hi);
+			return;
+		}
+		if (sk->type == KEY_DURATION)
+			memcpy((char *)svc + sk->offset, &v.u64, sizeof(v.u64));
+		else if (sk->type == KEY_COUNT)
+			memcpy((char *)svc + sk->offset, &v.u, sizeof(v.u));
+		else
+			memcpy((char *)svc + sk->offset, &v.action, sizeof(v.action));
+		return;
+	}
+	service_error(st, "unknown key \"%s\" in section [service %s]", name, svc->unit);
 }
 
 static char *read_line(char *str, int num, void *stream)
@@ -288,7 +498,10 @@ static char *read_line(char *str, int num, void *stream)
 	else if (!blank)
 		st->rd.in_key = true;
 	size_t close = strcspn(t, "]");
-	if (*t == '[' && t[close] == ']' && !known_section(t + 1, close - 1))
+	/* inih takes an indented line after a key for more of its value. */
+	if (*t == '[' && t[close] == ']' && !st->rd.indented)
+		begin_section(st, t + 1, close - 1);
+	else if (*t == '[' && t[close] == ']' && !known_section(t + 1, close - 1))
 		parse_error(st, "unknown section [%.*s]", (int)(close - 1), t + 1);
 	return st->failed ? NULL : str;
 }
@@ -298,6 +511,12 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	struct parse_state *st = user;
 	const char *why = "invalid value";
 
+	/* Only the daemon reads these; a mistake there is kept for it, and the parse goes on. */
+	if (st->rd.in_service) {
+		if (st->rd.service >= 0)
+			service_key(st, name, value);
+		return 1;
+	}
 	for (size_t i = 0; i < MG_ARRAY_SIZE(keys); i++) {
 		const struct key *k = &keys[i];
 		if (strcmp(section, k->section) != 0 || strcmp(name, k->name) != 0)
@@ -328,7 +547,11 @@ int mg_config_parse_string(struct mg_config *cfg, const char *text, const char *
 {
 	struct mg_config tmp = *cfg;
 	char why[448] = "";
-	struct parse_state st = {.cfg = &tmp, .rd = {.next = text}, .err = why, .errsize = sizeof(why)};
+	struct parse_state st = {.cfg = &tmp,
+	                         .origin = origin,
+	                         .rd = {.next = text, .service = -1},
+	                         .err = why,
+	                         .errsize = sizeof(why)};
 	int line = ini_parse_stream(read_line, &st, on_key, &st);
 
 	/* inih's own complaints (no '=', an unclosed '[') come back as a line number. */

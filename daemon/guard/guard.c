@@ -23,6 +23,7 @@
 #include "guard/metrics.h"
 #include "guard/outside.h"
 #include "guard/sense.h"
+#include "service/service.h"
 
 /* Carrying out a verdict. */
 
@@ -148,6 +149,11 @@ static void kill_outsider(struct mg_guard *d, const struct mg_node_state *node, 
 {
 	int r = outside_kill(d, node->outsider.path, g, n, why, node->now_usec);
 
+	/* A watched unit restarted (or restarting) instead: the service guard said so. */
+	if (r == 2) {
+		d->handed_over_usec = node->now_usec;
+		return;
+	}
 	if (r > 0) {
 		d->last_kill_usec = node->now_usec;
 		d->last_victim[0] = '\0'; /* outside the guard: not waited on */
@@ -221,6 +227,9 @@ static void update_metrics(struct mg_guard *d, const struct mg_node_state *node,
 	const struct watched *v = dec->victim >= 0 && (size_t)dec->victim < d->nw ? &d->w[dec->victim] : NULL;
 	bool fenced = v && (dec->verdict == MG_VERDICT_WIDEN ? !v->pushed : v->throttled);
 	enum mg_metric_action action = mg_metric_action_of(dec->verdict, killed, fenced, d->policy.dry_run);
+	/* A watched unit restarted for the outsider rule: the service guard counts it. */
+	if (d->handed_over_usec == node->now_usec)
+		action = MG_ACTION_NONE;
 
 	/* Fences and kills come only when memory is short, so one rule held. */
 	bool short_ = action != MG_ACTION_NONE && action != MG_ACTION_UNFENCE && action != MG_ACTION_WIDEN;
@@ -239,8 +248,9 @@ static void update_metrics(struct mg_guard *d, const struct mg_node_state *node,
 		m->fenced += d->w[i].throttled;
 		m->degraded |= d->w[i].throttled && d->w[i].fence_wd < 0;
 	}
+	m->services = d->services;
 	mg_daemon_metrics_write(m, d->cfg.metrics_file, node->now_usec, d->cfg.metrics_interval_usec,
-	                        action != MG_ACTION_NONE);
+	                        action != MG_ACTION_NONE || mg_services_take_acted(d->services));
 }
 
 static int on_poll(sd_event_source *src, uint64_t usec, void *userdata)

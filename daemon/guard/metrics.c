@@ -8,6 +8,7 @@
 
 #include "memguard/log.h"
 #include "memguard/util.h"
+#include "service/service.h"
 
 static const char *const short_reason_names[MG_SHORT_COUNT] = {
         [MG_SHORT_AVAILABLE_MIN] = "available_min",
@@ -155,6 +156,7 @@ void mg_daemon_metrics_format(const struct mg_daemon_metrics *m, struct mg_metri
 		                  "released.");
 		mg_metrics_sample(out, "memguardd_last_kill_seconds", NULL, (double)m->last_freed_usec / 1e6);
 	}
+	mg_services_metrics(m->services, out);
 }
 
 void mg_daemon_metrics_write(struct mg_daemon_metrics *m, const char *file, uint64_t now_usec,

@@ -9,6 +9,8 @@
 #include "memguard/metrics.h"
 #include "guard/policy.h"
 
+struct mg_services;
+
 /* Why memory was short when memguardd acted: the rule of
  * mg_policy_needs_memory that held, in its order. */
 enum mg_short_reason {
@@ -62,6 +64,8 @@ struct mg_daemon_metrics {
 	uint64_t written_usec;  /* monotonic, the last write (or attempt); 0: never */
 	int write_error;        /* of the last attempt, so a failure is said once */
 	struct mg_metrics text; /* kept between writes: no allocation after the first */
+	/* Each watched unit's families follow (service.h); NULL: none. */
+	const struct mg_services *services;
 };
 
 /* Counts action at reason. */

@@ -4,7 +4,8 @@
  * another's single large one. There, past the guarded and the protected
  * cgroups, the process with the highest OOM score is killed, as the kernel's
  * OOM killer would kill it, only sooner; with it its memory.oom.group, as the
- * kernel's would. */
+ * kernel's would. A unit the service guard watches is restarted instead,
+ * through systemd, when the walk comes to it (service/service.h). */
 #include "guard/outside.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "memguard/log.h"
 #include "memguard/procstat.h"
 #include "memguard/util.h"
+#include "service/service.h"
 
 struct outside_scan {
 	struct mg_guard *d;
@@ -34,7 +36,17 @@ struct outside_scan {
 	char comm[sizeof(((struct mg_proc *)0)->comm)];
 	char cgroup[512];
 	bool cgroup_unheld; /* the worst is below cgroup, at a path too long to name */
+	bool restart;       /* the walk came to a watched unit, at path: restart it, kill nothing */
 };
+
+/* Whether memguardd never kills in the cgroup at path: guarded (within its
+ * share, or the verdict would be its own), protected, or a unit the
+ * service guard restarts rather than see killed. */
+static bool spared(const struct outside_scan *os, const char *path)
+{
+	return guards_contains(os->d, path) || mg_protect_match_cgroup(os->protect, path) ||
+	       mg_services_spares(os->d->services, path);
+}
 
 /* Appends name to os->path, or counts a level that does not fit: a path
  * too long to hold is walked all the same, by its fds, under the deepest
@@ -120,9 +132,8 @@ static int weigh_cgroup(int cgfd, const char *name, void *userdata)
 	bool appended = enter(os, name);
 
 	/* Guarded cgroups are within their share (else the verdict would be
-	 * theirs); protected ones are never touched. */
-	if (!appended ||
-	    (!guards_contains(os->d, os->path) && !mg_protect_match_cgroup(os->protect, os->path))) {
+	 * theirs); protected ones are never touched, watched units restarted. */
+	if (!appended || !spared(os, os->path)) {
 		(void)mg_cg_for_each_pid(cgfd, weigh_process, os);
 		(void)mg_cg_for_each_child(cgfd, weigh_cgroup, os);
 	}
@@ -136,6 +147,7 @@ struct heaviest {
 	size_t n;
 	char name[256]; /* the heaviest child so far, "" for none */
 	uint64_t current;
+	bool restart; /* it is a unit the service guard restarts */
 };
 
 static int weigh_child(int cgfd, const char *name, void *userdata)
@@ -156,6 +168,7 @@ static int weigh_child(int cgfd, const char *name, void *userdata)
 	if (current > h->current) {
 		snprintf(h->name, sizeof(h->name), "%s", name);
 		h->current = current;
+		h->restart = held && mg_services_spares(h->os->d->services, path);
 	}
 	return 0;
 }
@@ -169,7 +182,9 @@ static void weigh_subtree(struct outside_scan *os, int cgfd)
 
 /* Down from os->path (open as *cgfd) through the heaviest child while there
  * is one, leaving os->path and *cgfd there. A cgroup with children that
- * account memory holds no process itself (cgroup v2's rule outside the root). */
+ * account memory holds no process itself (cgroup v2's rule outside the root).
+ * A heaviest child that is a watched unit ends the walk there, with
+ * os->restart set. */
 static void descend(struct outside_scan *os, int *cgfd, const struct mg_guarded *g, size_t n)
 {
 	for (;;) {
@@ -183,6 +198,8 @@ static void descend(struct outside_scan *os, int *cgfd, const struct mg_guarded 
 		close(*cgfd);
 		*cgfd = fd;
 		(void)enter(os, h.name);
+		if ((os->restart = h.restart))
+			return;
 	}
 }
 
@@ -238,7 +255,7 @@ static int check_cgroup(int cgfd, const char *name, void *userdata)
 	if (len + 1 + strlen(name) >= sizeof(os->path))
 		return -ENAMETOOLONG;
 	snprintf(os->path + len, sizeof(os->path) - len, "/%s", name);
-	if (guards_contains(os->d, os->path) || mg_protect_match_cgroup(os->protect, os->path))
+	if (spared(os, os->path))
 		r = -ECANCELED;
 	else if ((r = mg_cg_for_each_pid(cgfd, check_process, os)) == 0)
 		r = mg_cg_for_each_child(cgfd, check_cgroup, os);
@@ -288,7 +305,12 @@ int outside_kill(struct mg_guard *d, const char *top, const struct mg_guarded *g
 	if (root) {
 		(void)mg_cg_for_each_pid(cgfd, weigh_process, &os);
 	} else {
-		descend(&os, &cgfd, g, n);
+		os.restart = mg_services_spares(d->services, top);
+		if (!os.restart)
+			descend(&os, &cgfd, g, n);
+		/* A watched unit is restarted, not killed in (unless it no longer may be). */
+		if (os.restart && mg_services_restart_for(d->services, os.path, why) > 0)
+			return 2;
 		weigh_subtree(&os, cgfd);
 	}
 	if (!os.found && (os.unheld || strcmp(os.path, top) != 0)) {

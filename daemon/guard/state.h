@@ -17,6 +17,8 @@
 #include "guard/policy.h"
 #include "guard/scope.h"
 
+struct mg_services;
+
 /* The guard list grows on demand up to this many cgroups (mg_scope_admit()
  * caps each user below it). */
 #define MAX_GUARDED MG_SCOPE_MAX
@@ -75,6 +77,7 @@ struct mg_guard {
 	uint64_t rescanned_usec; /* the last guards_rescan started; what it took is in metrics */
 	uint64_t decision_usec;  /* what the last check cost, wake-up to verdict */
 	uint64_t last_kill_usec;
+	uint64_t handed_over_usec; /* the outsider rule restarted a watched unit instead (outside.c) */
 	char last_victim[sizeof(((struct mg_scope_entry *)0)->path)]; /* killed last, until it is gone */
 	uint64_t last_victim_bytes;                                   /* what it held then */
 	struct mg_meminfo mem;
@@ -86,8 +89,9 @@ struct mg_guard {
 		uid_t owner;
 	} * pop;
 	size_t npop, pop_cap;
-	char outsider_path[256]; /* read_outsider()'s result */
-	char blamed[256];        /* the offender last named, and when */
+	struct mg_services *services; /* main.c's: the outsider rule restarts a watched unit (outside.c) */
+	char outsider_path[256];      /* read_outsider()'s result */
+	char blamed[256];             /* the offender last named, and when */
 	uint64_t blamed_usec;
 	struct mg_daemon_metrics metrics; /* metrics.h */
 };

@@ -1,5 +1,6 @@
 /* memguard.conf: one INI file plus conf.d/NAME.conf drop-ins, read in order.
- * Defaults live in mg_config_defaults() and nowhere else; conf/memguard.conf
+ * Defaults live in mg_config_defaults() (and a [service] section's in
+ * mg_service_config_defaults()) and nowhere else; conf/memguard.conf
  * documents every key. */
 #pragma once
 
@@ -13,6 +14,29 @@
 #define MG_CONFIG_MAX_BYTES (1u << 20)
 
 enum mg_rlimit_as_mode { MG_RLIMIT_AS_AUTO, MG_RLIMIT_AS_ON, MG_RLIMIT_AS_OFF };
+
+/* [service UNIT] sections: memguardd restarts a leaking systemd service
+ * (docs/daemon.md, "Leaking services"). At most MG_SERVICE_MAX of them; a
+ * unit's name is at most 255 bytes, as systemd's are. */
+#define MG_SERVICE_MAX 32
+#define MG_SERVICE_UNIT_MAX 256
+/* restart_limit is at most this: memguardd keeps the times of that many restarts. */
+#define MG_SERVICE_RESTARTS_MAX 16
+
+/* restart: through systemd (RestartUnit); log: only say so in the journal. */
+enum mg_service_action { MG_SERVICE_RESTART, MG_SERVICE_LOG };
+
+struct mg_service_config {
+	char unit[MG_SERVICE_UNIT_MAX]; /* "slurmctld.service": "[service slurmctld]" gets the suffix */
+	enum mg_service_action action;
+	uint64_t window_usec;   /* the floor is judged over this, in four parts */
+	uint64_t horizon_usec;  /* a floor that rises to its limit within this is a leak */
+	uint64_t stuck_usec;    /* at its limit, throttled or failing, this long: stuck */
+	unsigned restart_limit; /* restarts by memguardd within restart_limit_interval */
+	uint64_t restart_limit_interval_usec;
+	uint64_t restart_backoff_usec; /* after a restart, the next waits this long, doubled for each
+	                                  restart within restart_limit_interval */
+};
 
 /* strict: memory.max = the share. elastic: memory.max well above it, and
  * memguardd takes memory back under pressure. auto: elastic when memguardd
@@ -58,9 +82,19 @@ struct mg_config {
 	char kill_log[256];           /* JSON lines, one per kill */
 	char metrics_file[256];       /* Prometheus text file for node_exporter; "" = none */
 	uint64_t metrics_interval_usec; /* at idle, write it at most this often */
+	/* [service UNIT], in the order first seen; a later section for the same
+	 * unit changes it key by key, as for the other sections. */
+	struct mg_service_config services[MG_SERVICE_MAX];
+	size_t n_services;
+	/* The first mistake in a [service] section ("file:line: reason"), "" for
+	 * none. It fails no parse: the launcher never reads these sections, and
+	 * no job may fail for them; memguardd refuses a configuration with one. */
+	char service_error[512];
 };
 
 void mg_config_defaults(struct mg_config *cfg);
+/* The defaults of a [service] section for unit. */
+void mg_service_config_defaults(struct mg_service_config *svc, const char *unit);
 
 /* Parses INI text; origin names it in messages ("file"). On error returns
  * -EINVAL and writes a one-line "origin:line: reason" into err. */

@@ -50,6 +50,19 @@ static void assert_config_equal(const struct mg_config *a, const struct mg_confi
 	assert_string_equal(a->kill_log, b->kill_log);
 	assert_string_equal(a->metrics_file, b->metrics_file);
 	assert_true(a->metrics_interval_usec == b->metrics_interval_usec);
+	assert_int_equal(a->n_services, b->n_services);
+	for (size_t i = 0; i < a->n_services; i++) {
+		const struct mg_service_config *x = &a->services[i], *y = &b->services[i];
+		assert_string_equal(x->unit, y->unit);
+		assert_int_equal(x->action, y->action);
+		assert_true(x->window_usec == y->window_usec);
+		assert_true(x->horizon_usec == y->horizon_usec);
+		assert_true(x->stuck_usec == y->stuck_usec);
+		assert_int_equal(x->restart_limit, y->restart_limit);
+		assert_true(x->restart_limit_interval_usec == y->restart_limit_interval_usec);
+		assert_true(x->restart_backoff_usec == y->restart_backoff_usec);
+	}
+	assert_string_equal(a->service_error, b->service_error);
 }
 
 static void defaults(void **state)
@@ -717,6 +730,32 @@ static void load_main_and_dropins_in_order(void **state)
 	assert_true(c.heap_flags);                 /* untouched default */
 }
 
+/* [service] sections across conf.d drop-ins, as an administrator writes
+ * one per unit: merged key by key; a mistake names its drop-in and fails
+ * no load. */
+static void load_service_dropins(void **state)
+{
+	struct files *f = *state;
+	struct mg_config c;
+	char err[512] = "";
+
+	ft_write(f->tree.fd, "memguard.conf", "[service slurmctld]\nwindow = 20min\n");
+	ft_write(f->tree.fd, "conf.d/10-slurmctld.conf", "[service slurmctld.service]\nhorizon = 1h\n");
+	ft_write(f->tree.fd, "conf.d/20-munge.conf", "[service munge]\n");
+	ft_write(f->tree.fd, "conf.d/30-typo.conf", "[service pbs_mom]\nhorizion = 1h\n");
+	ft_write(f->tree.fd, "conf.d/40-task.conf", "[task]\nkill_grace = 3s\n");
+	mg_config_defaults(&c);
+	assert_int_equal(mg_config_load(&c, f->main, true, f->dropins, err, sizeof(err)), 0);
+	assert_int_equal(c.n_services, 3);
+	assert_string_equal(c.services[0].unit, "slurmctld.service");
+	assert_true(c.services[0].window_usec == 1200000000ull);
+	assert_true(c.services[0].horizon_usec == 3600000000ull);
+	assert_string_equal(c.services[1].unit, "munge.service");
+	assert_string_equal(c.services[2].unit, "pbs_mom.service");
+	ft_assert_contains(c.service_error, "conf.d/30-typo.conf:2: unknown key \"horizion\"");
+	assert_true(c.kill_grace_usec == 3000000); /* the drop-in after it applied */
+}
+
 static void load_missing_main(void **state)
 {
 	struct files *f = *state;
@@ -815,6 +854,165 @@ static void load_dropin_dir_not_a_directory(void **state)
 	assert_true(c.oom_group);
 }
 
+/* [service UNIT]: a section with no keys gets the defaults, every key
+ * parses, and a unit named without a type is a service. */
+static void service_sections(void **state)
+{
+	struct mg_config c, d;
+	struct mg_service_config want;
+	char err[256] = "";
+
+	mg_config_defaults(&c);
+	assert_int_equal(c.n_services, 0);
+	assert_string_equal(c.service_error, "");
+	assert_int_equal(mg_config_parse_string(&c,
+	                                        "[service slurmctld]\n"
+	                                        "[service  munge.service ]\n"
+	                                        "[service pbs_server.service]\n"
+	                                        "action = log\n"
+	                                        "window = 20min\n"
+	                                        "horizon = 6h\n"
+	                                        "stuck_time = 30s\n"
+	                                        "restart_limit = 5\n"
+	                                        "restart_limit_interval = 12h\n"
+	                                        "restart_backoff = 0\n"
+	                                        "[task]\n"
+	                                        "oom_group = no\n",
+	                                        "origin", err, sizeof(err)),
+	                 0);
+	assert_string_equal(c.service_error, "");
+	assert_false(c.oom_group);
+	assert_int_equal(c.n_services, 3);
+	mg_service_config_defaults(&want, "slurmctld.service");
+	assert_string_equal(c.services[0].unit, "slurmctld.service");
+	assert_int_equal(c.services[0].action, MG_SERVICE_RESTART);
+	assert_true(c.services[0].window_usec == 600000000ull && want.window_usec == 600000000ull);
+	assert_true(c.services[0].horizon_usec == 7200000000ull);
+	assert_true(c.services[0].stuck_usec == 60000000ull);
+	assert_int_equal(c.services[0].restart_limit, 3);
+	assert_true(c.services[0].restart_limit_interval_usec == 86400000000ull);
+	assert_true(c.services[0].restart_backoff_usec == 600000000ull);
+	assert_string_equal(c.services[1].unit, "munge.service");
+	const struct mg_service_config *p = &c.services[2];
+	assert_string_equal(p->unit, "pbs_server.service");
+	assert_int_equal(p->action, MG_SERVICE_LOG);
+	assert_true(p->window_usec == 1200000000ull);
+	assert_true(p->horizon_usec == 21600000000ull);
+	assert_true(p->stuck_usec == 30000000ull);
+	assert_int_equal(p->restart_limit, 5);
+	assert_true(p->restart_limit_interval_usec == 43200000000ull);
+	assert_true(p->restart_backoff_usec == 0);
+
+	/* A later section for the same unit changes it key by key; an instance is a unit. */
+	d = c;
+	assert_int_equal(mg_config_parse_string(&c,
+	                                        "[service slurmctld.service]\nhorizon = 1h\n"
+	                                        "[service pbs_server]\naction = restart\n"
+	                                        "[service getty@tty1.service]\n",
+	                                        "again", err, sizeof(err)),
+	                 0);
+	assert_int_equal(c.n_services, 4);
+	assert_true(c.services[0].horizon_usec == 3600000000ull);
+	assert_true(c.services[0].window_usec == d.services[0].window_usec);
+	assert_int_equal(c.services[2].action, MG_SERVICE_RESTART);
+	assert_true(c.services[2].window_usec == 1200000000ull);
+	assert_string_equal(c.services[3].unit, "getty@tty1.service");
+
+	/* A name longer than inih keeps of a section's: the keys still reach it. */
+	static const char long_unit[] = "a-unit-whose-name-is-longer-than-fifty-bytes-as-some-are.service";
+	char text[256];
+	snprintf(text, sizeof(text), "[service %s]\nhorizon = 3h\n[service b]\nhorizon = 4h\n", long_unit);
+	mg_config_defaults(&c);
+	assert_int_equal(mg_config_parse_string(&c, text, "long", err, sizeof(err)), 0);
+	assert_int_equal(c.n_services, 2);
+	assert_string_equal(c.services[0].unit, long_unit);
+	assert_true(c.services[0].horizon_usec == 3ull * 3600000000ull);
+	assert_true(c.services[1].horizon_usec == 4ull * 3600000000ull);
+}
+
+/* A mistake in a [service] section fails no parse: the launcher never reads
+ * these sections, and no job may fail for one. It is kept, the first one,
+ * with its file and line, for memguardd to refuse. */
+static void service_mistakes_kept(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+	        {"[service]\n", "origin:1: [service]: expected [service UNIT]"},
+	        {"[service   ]\n", "expected [service UNIT]"},
+	        {"[service foo bar]\n", "letters, digits"},
+	        {"[service foo/bar]\n", "letters, digits"},
+	        {"[service getty@.service]\n", "a template"},
+	        {"[service @x.service]\n", "a template"},
+	        {"[service .service]\n", "a template"},
+	        {"[service foo.socket]\n", "only a .service unit can be restarted"},
+	        {"[service foo.scope]\n", "only a .service unit"},
+	        {"[service a]\nwindow = 10s\n",
+	         "origin:2: [service a.service] window = \"10s\": expected 16s to 24h"},
+	        {"[service a]\nwindow = soon\n", "[service a.service] window = \"soon\""},
+	        {"[service a]\nhorizon = 10s\n", "expected 1min to 720h"},
+	        {"[service a]\nstuck_time = 2h\n", "expected 5s to 1h"},
+	        {"[service a]\naction = kill\n", "expected restart or log"},
+	        {"[service a]\nrestart_limit = 0\n", "expected 1 to 16"},
+	        {"[service a]\nrestart_limit = -1\n", "expected a whole number"},
+	        {"[service a]\nrestart_limit = 99999999999\n", "expected a whole number"},
+	        {"[service a]\nbogus = 1\n",
+	         "origin:2: unknown key \"bogus\" in section [service a.service]"},
+	        {"[service a]\nguard = x\n", "unknown key \"guard\" in section [service a.service]"},
+	        /* the first mistake wins; the keys of a section in error are not looked at */
+	        {"[service a]\nbogus = 1\naction = kill\n", "origin:2: unknown key \"bogus\""},
+	        {"[service x/y]\nbogus = 1\n", "origin:1: [service x/y]"},
+	};
+	char err[256];
+
+	for (size_t i = 0; i < MG_ARRAY_SIZE(bad); i++) {
+		struct mg_config c;
+		char text[256];
+
+		/* A key of the launcher after it still applies. */
+		snprintf(text, sizeof(text), "%s[task]\noom_group = no\n", bad[i].text);
+		mg_config_defaults(&c);
+		strcpy(err, "untouched");
+		int r = mg_config_parse_string(&c, text, "origin", err, sizeof(err));
+		if (r != 0 || !strstr(c.service_error, bad[i].want))
+			print_error("%s: %d, \"%s\": want \"%s\"\n", bad[i].text, r, c.service_error,
+			            bad[i].want);
+		assert_int_equal(r, 0);
+		assert_string_equal(err, "untouched");
+		assert_non_null(strstr(c.service_error, bad[i].want));
+		assert_false(c.oom_group);
+	}
+
+	/* More sections than memguardd keeps. */
+	struct mg_config c;
+	char *text = calloc(MG_SERVICE_MAX + 1, 32);
+	assert_non_null(text);
+	for (int i = 0; i <= MG_SERVICE_MAX; i++)
+		sprintf(text + strlen(text), "[service s%d]\n", i);
+	mg_config_defaults(&c);
+	assert_int_equal(mg_config_parse_string(&c, text, "many", err, sizeof(err)), 0);
+	assert_int_equal(c.n_services, MG_SERVICE_MAX);
+	ft_assert_contains(c.service_error, "many:33: [service s32]: more than 32 [service] sections");
+	free(text);
+
+	/* Not a [service] section: unknown, for both programs. */
+	mg_config_defaults(&c);
+	assert_int_equal(mg_config_parse_string(&c, "[services]\n", "origin", err, sizeof(err)), -EINVAL);
+	ft_assert_contains(err, "unknown section [services]");
+	assert_int_equal(mg_config_parse_string(&c, "[servicea]\n", "origin", err, sizeof(err)), -EINVAL);
+	ft_assert_contains(err, "unknown section [servicea]");
+
+	/* A real error after a [service] section: nothing of the file applies, its services neither. */
+	struct mg_config d;
+	mg_config_defaults(&c);
+	mg_config_defaults(&d);
+	assert_int_equal(mg_config_parse_string(&c, "[service a]\nwindow = 20min\n[task]\nbogus = 1\n",
+	                                        "origin", err, sizeof(err)),
+	                 -EINVAL);
+	ft_assert_contains(err, "origin:4: unknown key");
+	assert_config_equal(&c, &d);
+}
+
 /* conf/memguard.conf shows every key with its default, commented out: as
  * shipped it changes nothing, and with every key uncommented it still
  * changes nothing, so the documented defaults are the code's. */
@@ -835,9 +1033,11 @@ static void shipped_config_documents_the_defaults(void **state)
 
 	assert_true(mg_read_file(path, &text) > 0);
 	/* "#key = value" becomes "key = value"; prose comments have no " = ". A
-	 * list goes on over "#<tab>more" lines right after it. */
+	 * list goes on over "#<tab>more" lines right after it. "#[service"
+	 * starts the example service, whose keys are counted apart. */
 	char *out = text;
-	bool in_key = false;
+	bool in_key = false, in_service = false;
+	size_t service_keys = 0;
 	for (const char *line = text; *line;) {
 		size_t word = strspn(line + 1, "abcdefghijklmnopqrstuvwxyz_0123456789");
 		size_t len = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
@@ -846,21 +1046,30 @@ static void shipped_config_documents_the_defaults(void **state)
 		        line[0] == '#' && word > 0 &&
 		        (strncmp(line + 1 + word, " = ", 3) == 0 || strncmp(line + 1 + word, " =\n", 3) == 0);
 		in_key = key || (in_key && strncmp(line, "#\t", 2) == 0);
-		if (in_key) {
+		if (strncmp(line, "#[service ", 10) == 0) {
+			in_service = true;
 			line++, len--;
-			keys += key;
+		} else if (in_key) {
+			line++, len--;
+			*(in_service ? &service_keys : &keys) += key;
 		}
 		memmove(out, line, len);
 		out += len;
 		line += len;
 	}
 	*out = '\0';
-	print_message("%zu keys documented\n", keys);
-	assert_int_equal(keys, 31); /* every key of lib/config.c's table */
+	print_message("%zu keys documented, and %zu of a [service] section\n", keys, service_keys);
+	assert_int_equal(keys, 31);        /* every key of lib/config.c's table */
+	assert_int_equal(service_keys, 7); /* and of its service_keys */
 	int r = mg_config_parse_string(&c, text, path, err, sizeof(err));
 	if (r != 0)
 		print_error("uncommented %s: %s\n", path, err);
 	assert_int_equal(r, 0);
+	if (c.service_error[0])
+		print_error("uncommented %s: %s\n", path, c.service_error);
+	/* The example service, at the defaults. */
+	d.n_services = 1;
+	mg_service_config_defaults(&d.services[0], "example.service");
 	assert_config_equal(&c, &d);
 	free(text);
 }
@@ -926,7 +1135,10 @@ int main(void)
 	        cmocka_unit_test(long_comment_stays_a_comment),
 	        cmocka_unit_test(long_list_is_read_whole),
 	        cmocka_unit_test(shipped_config_documents_the_defaults),
+	        cmocka_unit_test(service_sections),
+	        cmocka_unit_test(service_mistakes_kept),
 	        F(load_main_and_dropins_in_order),
+	        F(load_service_dropins),
 	        F(load_missing_main),
 	        F(load_without_dropins),
 	        F(load_bad_dropin_names_itself),
