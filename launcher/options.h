@@ -81,9 +81,10 @@ struct mg_options {
 	uint64_t progress_usec;  /* its INTERVAL, 0: the default (1 s on a terminal, else 60 s) */
 	char **command;          /* NULL-terminated, points into argv; empty with parallel's inputs alone */
 	/* GNU parallel's command line (docs/sweeps.md, "From GNU parallel"). */
-	bool parallel;       /* its inputs: :::, ::::, -a, or stdin for a command with {} */
-	bool stdin_only;     /* ... stdin alone, only for the {} in the command: no source or option of parallel's */
-	bool short_q;        /* -q was given as -q: with stdin_only, main decides whether that is ambiguous */
+	bool parallel;   /* its inputs: :::, ::::, -a, or stdin for a command with {} */
+	bool stdin_only; /* ... stdin alone, only for the {} in the command: no source or option of parallel's
+	                  */
+	bool short_q;    /* -q was given as -q: with stdin_only, main decides whether that is ambiguous */
 	const char *jobs;    /* -j/--jobs N, N%, +N or -N, checked; NULL: -n or the default */
 	bool keep_order;     /* -k */
 	int output;          /* enum mg_output_option */
