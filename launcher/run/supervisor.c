@@ -420,6 +420,7 @@ static int start_step(struct supervisor *s, struct mg_task *t, char *const *argv
 		/* A sweep that groups output reads none of it through this pipe. */
 		if (err >= 0 && mg_sweep_captures(sweep_of(cfg))) {
 			close(err);
+			err = -1;
 			run->out_fd = STDERR_FILENO;
 		}
 		run->stream.rec.limit = MG_SIZE_UNLIMITED;
