@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memguard/log.h"
 #include "memguard/paths.h"
 #include "memguard/util.h"
 #include "run/preflight.h"
@@ -20,6 +21,9 @@
  * cgroup after the launcher ended, and whether memguardd still runs. */
 #define GONE_POLL_MS 20
 #define DAEMON_POLL_MS 500
+/* Past kill_grace (10 s by default) and the removal: a memguardd that never
+ * removes the run must not hold the batch job's end for ever. */
+#define GONE_WAIT_MAX_MS (5 * 60 * 1000)
 
 static const int relayed[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT};
 
@@ -38,6 +42,13 @@ static void wait_run_gone(int fd)
 	for (int waited = 0; stat(path, &st) == 0; waited += GONE_POLL_MS) {
 		if (waited % DAEMON_POLL_MS == 0 && mg_daemon_running_at(AT_FDCWD, MG_DAEMON_PIDFILE) == 0)
 			return;
+		if (waited >= GONE_WAIT_MAX_MS) {
+			log_warn(
+			        "memguardd has not removed the run's cgroup %s %d s after the run ended: not "
+			        "waiting longer",
+			        path, GONE_WAIT_MAX_MS / 1000);
+			return;
+		}
 		nanosleep(&(struct timespec){.tv_nsec = GONE_POLL_MS * 1000000L}, NULL);
 	}
 }
