@@ -581,6 +581,9 @@ static void take_line(struct mg_step_stream *st, const char *line, size_t len, m
 	text[rlen] = '\0';
 	if (mg_step_record_parse(text, &st->rec) < 0)
 		st->bad = true;
+	/* srun says its verdict after the helper's end; before, such a line was the task's own. */
+	else if (st->rec.ended)
+		st->rec.srun_oom = false;
 }
 
 void mg_step_stream_feed(struct mg_step_stream *st, const char *data, size_t len, mg_step_out_fn out,

@@ -416,6 +416,21 @@ static void stream(void **state)
 		assert_string_equal(ko.text, said);
 		assert_true(o.rec.srun_oom);
 	}
+	/* The same words from the task itself, before the helper's end, are no OOM kill;
+	 * srun's after it are. */
+	{
+		char both[1024];
+		const char *line = "srun: error: slurmvm: task 0: Out Of Memory\n";
+		snprintf(both, sizeof(both), "%s%s%s", start, line, end);
+		struct mg_step_stream o = {0};
+		struct sink ko = {0};
+		snprintf(o.nonce, sizeof(o.nonce), "%s", nonce);
+		feed(&o, both, 5, &ko);
+		assert_true(o.rec.ended);
+		assert_false(o.rec.srun_oom);
+		feed(&o, line, 5, &ko);
+		assert_true(o.rec.srun_oom);
+	}
 	/* Another run's nonce, or a forged mark without one, is text. */
 	struct mg_step_stream st = {0};
 	struct sink k = {0};
