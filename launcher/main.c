@@ -231,6 +231,11 @@ static int preflight(const struct launch *l)
 	/* A line for the shell: its program, when the line names one itself. */
 	if (l->opt.parallel && !(name = mg_compose_program(l->written, program, sizeof(program))))
 		return 0;
+	/* A bash function exported with export -f: the shell of each task has it. */
+	char fn[PATH_MAX + 16];
+	snprintf(fn, sizeof(fn), "BASH_FUNC_%s%%%%", name);
+	if (l->opt.parallel && mg_env_get(environ, fn))
+		return 0;
 	r = mg_command_resolve(name, getenv("PATH"), path, sizeof(path));
 	if (r == -ENOENT) {
 		log_err("%s: command not found", name);

@@ -176,6 +176,12 @@ check "--halt 2 (now,fail=1)" /dev/null -k -j1 --halt 2 'echo {}; exit {}' ::: 0
 check "+--halt now,fail=1 and a signal" /dev/null -k -j1 --halt now,fail=1 'kill -9 $$' ::: a b
 check "--halt never" /dev/null -k --halt never 'exit {}' ::: 0 1 1
 
+# --- a bash function exported with export -f, run by bash ----------------------
+greet() { echo "hi $1"; }
+export -f greet
+PARALLEL_SHELL=/bin/bash check "+an exported bash function" /dev/null -k greet {} ::: a 'b c'
+export -nf greet
+
 note "$n of $all cases run, ${#failures[@]} failed"
 ((subset == 0)) || note "cgroup mode: the cases marked + (MG_SIDE_ALL=1 runs all $all)"
 [ ${#failures[@]} -eq 0 ] || fail "memguard differs from GNU parallel: ${failures[*]}"
