@@ -86,6 +86,7 @@ struct supervisor {
 	struct pool_use *use;    /* by pool */
 	struct step_run **steps; /* by position in cfg->tasks, while one runs */
 	bool said_unlimited;     /* a step without its share as memory.max: said once */
+	bool step_started;       /* some step's helper has started: srun works here */
 	sd_event *event;
 	sd_event_source *grace_timer, *drain_timer, *watchdog_timer, *as_timer, *progress_timer, *peak_timer,
 	        *step_kill_timer;
@@ -459,18 +460,31 @@ static void step_done(struct supervisor *s, struct mg_task *t)
 	/* A step srun could not start because the job is ending ran nothing. */
 	if (!rec->started && s->stopping)
 		t->interrupted = true;
-	if (!rec->started && !s->stopping)
-		log_warn("task %u: its step ran no memguard step (srun: %s %d; see srun's words above)",
-		         t->index, WIFSIGNALED(run->srun_status) ? "signal" : "exit",
-		         WIFSIGNALED(run->srun_status) ? WTERMSIG(run->srun_status)
-		                                       : WEXITSTATUS(run->srun_status));
-	else if (rec->limit == MG_SIZE_UNLIMITED && !s->said_unlimited) {
+	s->step_started |= rec->started;
+	if (!rec->started && !s->stopping) {
+		bool sig = WIFSIGNALED(run->srun_status);
+		int n = sig ? WTERMSIG(run->srun_status) : WEXITSTATUS(run->srun_status);
+		/* srun that starts no step at all would fail every task in turn. */
+		if (!s->step_started) {
+			s->stopping = true;
+			log_err("task %u: srun started no step (srun: %s %d; see srun's words above), and no "
+			        "step has started in this run: starting no more tasks; --backend=local runs "
+			        "them "
+			        "without Slurm steps",
+			        t->index + 1, sig ? "signal" : "exit", n);
+		} else {
+			log_warn("task %u: its step ran no memguard step (srun: %s %d; see srun's words "
+			         "above)",
+			         t->index + 1, sig ? "signal" : "exit", n);
+		}
+	} else if (rec->started && rec->limit == MG_SIZE_UNLIMITED && !s->said_unlimited) {
 		s->said_unlimited = true;
 		log_warn("step %s has no memory limit (Slurm's ConstrainRAMSpace is off?): its task is "
 		         "guarded by "
 		         "RLIMIT_AS and an RSS watchdog, as in degraded mode",
 		         rec->step);
-	} else if (rec->limit != MG_SIZE_UNLIMITED && rec->limit > t->share && !s->said_unlimited) {
+	} else if (rec->started && rec->limit != MG_SIZE_UNLIMITED && rec->limit > t->share &&
+	           !s->said_unlimited) {
 		s->said_unlimited = true;
 		log_warn("step %s has a memory limit of %s, above the task's share", rec->step,
 		         mg_size_format(rec->limit, limit));
