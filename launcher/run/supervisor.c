@@ -1113,11 +1113,9 @@ static int on_progress_timer(sd_event_source *src, uint64_t usec, void *userdata
 	return 0;
 }
 
-static int on_job_control(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+/* A signal memguard got, to every running task. */
+static void forward(struct supervisor *s, int sig)
 {
-	struct supervisor *s = userdata;
-	int sig = (int)si->ssi_signo;
-
 	for (size_t i = 0; i < s->cfg->ntasks; i++) {
 		struct mg_task *t = &s->cfg->tasks[i];
 		int e = t->state == MG_TASK_RUNNING ? signal_task(s, t, sig) : 0;
@@ -1125,6 +1123,14 @@ static int on_job_control(sd_event_source *src, const struct signalfd_siginfo *s
 			mg_log_errno(LOG_WARNING, e, "forward SIG%s to task %u: %m", sigabbrev_np(sig),
 			             t->index + 1);
 	}
+}
+
+static int on_job_control(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct supervisor *s = userdata;
+	int sig = (int)si->ssi_signo;
+
+	forward(s, sig);
 	if (sig == SIGTSTP)
 		raise(SIGSTOP);
 	return 0;
@@ -1141,13 +1147,7 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	struct supervisor *s = userdata;
 	int sig = (int)si->ssi_signo;
 
-	for (size_t i = 0; i < s->cfg->ntasks; i++) {
-		struct mg_task *t = &s->cfg->tasks[i];
-		int e = t->state == MG_TASK_RUNNING ? signal_task(s, t, sig) : 0;
-		if (e < 0)
-			mg_log_errno(LOG_WARNING, e, "forward SIG%s to task %u: %m", sigabbrev_np(sig),
-			             t->index + 1);
-	}
+	forward(s, sig);
 	if (!terminating(sig))
 		return 0;
 	/* What fails from here on failed because we stopped it: the joblog
