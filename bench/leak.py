@@ -128,6 +128,11 @@ def cell(d):
     r["heartbeat_ms"] = max(worst) if worst else (min(kept) if kept else None)
     r["heartbeat_at_s"] = next(((at - real + mono - onset) / 1000 for at, late in hb.get("worst", [])
                                 if at - real + mono >= onset and late == r["heartbeat_ms"]), None)
+    # The same, from the onset until the service answered again (to the end when it never did): what the
+    # leak and its remedy cost the node, apart from the restarted service's own later run.
+    until = onset + r["answering_s"] * 1000 if r["answering_s"] is not None else float("inf")
+    during = [late for at, late in hb.get("worst", []) if onset <= at - real + mono <= until]
+    r["heartbeat_leak_ms"] = max(during) if during else r["heartbeat_ms"]
     avail = [p["avail_kib"] for p in after if p.get("avail_kib", -1) >= 0]
     r["lowest_pct"] = round(min(avail) * 100 / meta["mem_total_kib"], 1) if avail else None
     r["kernel_oom_kills"] = sum(1 for _, _, _, msg in kernel if "Killed process" in msg)
@@ -186,7 +191,8 @@ def main():
           f"{fmt([r['answering_s'] for r in restarted], 's', 1)} after the onset")
         s(f"  unusable: {fmt([r['unusable_s'] for r in rs], 's', 1)}; longest outage "
           f"{fmt([r['longest_outage_s'] for r in rs], 's', 1)}; answers {sorted({a for r in rs for a in r['answers']})}")
-        s(f"  worst heartbeat: {fmt([r['heartbeat_ms'] for r in rs], 'ms')}; lowest MemAvailable "
+        s(f"  worst heartbeat: {fmt([r['heartbeat_ms'] for r in rs], 'ms')} (the onset to answering again "
+          f"{fmt([r['heartbeat_leak_ms'] for r in rs], 'ms')}); lowest MemAvailable "
           f"{fmt([r['lowest_pct'] for r in rs], '%', 1)}; kernel OOM kills {sum(r['kernel_oom_kills'] for r in rs)}")
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(S) + "\n")
@@ -221,7 +227,9 @@ def main():
       "its users got no answer within 1 s (a refusal, an error such as \"Cannot allocate memory\", nothing, or "
       "an answer that came later, the client held up by the node too), "
       "each request counting until the next, to the cell's end (20 s after it answered again, or 60 s after it "
-      "stopped for good); *worst heartbeat*, the heartbeat's worst lateness after the onset; *lowest MemAvailable*, in % of "
+      "stopped for good); *worst heartbeat*, the heartbeat's worst lateness after the onset, to the cell's end, and "
+      "from the onset until the service answered again (the leak and its remedy, not the new process's run); "
+      "*lowest MemAvailable*, in % of "
       "MemTotal, as the client read it.")
     w("")
     w(f"{reps} repetition{'s' if reps != 1 else ''} on {date} under TCG, memguard {git} (median, range in "
@@ -254,6 +262,8 @@ def main():
         + fmt([r["unusable_s"] for r in rs], "s", 1))
     row("longest outage", lambda rs: fmt([r["longest_outage_s"] for r in rs], "s", 1))
     row("worst heartbeat", lambda rs: fmt([r["heartbeat_ms"] for r in rs], "ms"))
+    row("worst heartbeat, the onset to answering again",
+        lambda rs: fmt([r["heartbeat_leak_ms"] for r in rs], "ms"))
     row("lowest MemAvailable", lambda rs: fmt([r["lowest_pct"] for r in rs], "%", 1))
     w("")
     w("Cell by cell (acted by, after the onset; ended; answering again; unusable; worst heartbeat):")
