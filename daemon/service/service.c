@@ -313,14 +313,26 @@ static void on_restart_reply(void *userdata, const char *unit, int error, const 
 	refresh(s);
 }
 
+static void lookup(struct mg_services *s, struct unit *u, uint64_t now);
+
 static void on_job(void *userdata, const char *unit, const char *job, const char *result)
 {
 	struct mg_services *s = userdata;
 	struct unit *u = find(s, unit);
 	char a[MG_SIZE_STRLEN];
 
+	if (!u)
+		return;
+	/* Someone else's job on it, a start most often: its cgroup is asked for
+	 * now, not at its next look, so that the outsider rule knows a service
+	 * that takes its memory as it starts. */
+	if (u->restart != RESTART_PENDING) {
+		if (u->where != UNIT_WATCHED && !u->looking)
+			lookup(s, u, mg_now_usec());
+		return;
+	}
 	/* Its job; before RestartUnit's reply, the unit's name has to do. */
-	if (!u || u->restart != RESTART_PENDING || (u->job[0] && strcmp(job, u->job) != 0))
+	if (u->job[0] && strcmp(job, u->job) != 0)
 		return;
 	if (strcmp(result, "done") != 0) {
 		restart_failed(s, u, "its restart job ended \"%s\"", result);
