@@ -17,25 +17,14 @@
 #   --kernels-systemd  also the systemd and Slurm tests of $kernel_systemd_tests on each of those
 #                      kernels (or MEMGUARD_TEST_KERNELS_SYSTEMD=1)
 #   --kernels-only     only the dependencies, the strict build with its unit tests, and those kernel steps
-#   --long             also the tests of $long_tests below (or MEMGUARD_TEST_LONG=1), each in the guest of
-#                      its suite: they would take CI past an hour on 2 cores. Run them before resolving an
-#                      issue they serve. Without --long the suite says which it leaves out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
 usage() {
-	echo "usage: scripts/test.sh [--kernels 5.10,6.12] [--kernels-systemd] [--kernels-only] [--long]" >&2
+	echo "usage: scripts/test.sh [--kernels 5.10,6.12] [--kernels-systemd] [--kernels-only]" >&2
 	exit 2
 }
-
-# The long tests, out of CI's hour: daemon_trust_deep.sh's 9,000 nested cgroups and their freeing (6 to 10
-# minutes under TCG); memguardd_service_leak.sh's three leaks beside a steady and a sawtooth service
-# watched for 4 minutes (8 minutes).
-long_tests=(
-	tests/integration/daemon_trust_deep.sh
-	tests/integration/systemd/memguardd_service_leak.sh
-)
 
 # The integration tests that run on the other kernels: the launcher's and the daemon's, chosen to
 # cover the fallbacks a kernel without cgroup.kill, memory.peak, process_mrelease, oom_group_kill or
@@ -81,10 +70,8 @@ declare -A kernel_append=([5.10]=psi=0 [6.12]="")
 kernels=${MEMGUARD_TEST_KERNELS-5.10}
 kernels_systemd=${MEMGUARD_TEST_KERNELS_SYSTEMD:-0}
 kernels_only=0
-long=${MEMGUARD_TEST_LONG:-0}
 while (($#)); do
 	case $1 in
-	--long) long=1; shift ;;
 	--kernels) kernels=${2:-}; shift 2 || usage ;;
 	--kernels-systemd) kernels_systemd=1; shift ;;
 	--kernels-only) kernels_only=1; shift ;;
@@ -98,25 +85,6 @@ done
 ((kernels_only == 0 || ${#kernel_list[@]} > 0)) || { echo "test.sh: --kernels-only needs --kernels" >&2; exit 2; }
 
 step() { printf '\n==== %s\n' "$*"; }
-
-# suite_tests PATTERN...: the tests run-suite.sh would find (executable, a #! script or an ELF), less the long
-# ones without --long, which it names.
-suite_tests() {
-	local t l skip
-	shopt -s nullglob
-	# shellcheck disable=SC2068 # the patterns are globbed here
-	for t in $@; do
-		[[ -f $t && -x $t && $(head -c 4 "$t" | tr -d '\0') =~ ^(\#!|.ELF) ]] || continue
-		skip=0
-		for l in "${long_tests[@]}"; do [[ $t == "$l" ]] && skip=1; done
-		if ((skip && !long)); then
-			echo "test.sh: $t is a long test, left out of this run: scripts/test.sh --long runs it" >&2
-			continue
-		fi
-		echo "$t"
-	done
-	shopt -u nullglob
-}
 
 # The integration tests (and with --kernels-systemd the systemd ones) on each kernel of --kernels.
 kernel_steps() {
@@ -171,10 +139,9 @@ packaging/pbs/test-hooks.sh
 step "integration tests in a VM (real cgroup v2, PSI, memory pressure)"
 # Under TCG a loaded host makes every test several times slower: a generous
 # per-test limit keeps a hung test from passing without failing a slow one
-# (daemon_trust_deep.sh, with --long, takes about 6 minutes: its 9,000 nested cgroups, then their
-# freeing; 10 on a loaded host).
-mapfile -t suite < <(suite_tests 'build/tests/integration/test_*' 'tests/integration/*.sh')
-tests/vm/run-suite.sh --test-timeout 900 "${suite[@]}"
+# (daemon_trust_deep.sh alone takes about 6 minutes: its 9,000 nested cgroups, then their freeing;
+# 10 on a loaded host).
+tests/vm/run-suite.sh --test-timeout 900
 
 kernel_steps
 
@@ -192,8 +159,8 @@ rpmlint -c packaging/rpm/rpmlint.toml -r packaging/rpm/memguard.rpmlintrc build-
 step "the systemd unit and a real Slurm in a VM with systemd as PID 1"
 # The executable tests only (slurm_lib.sh is sourced); Slurm needs the memory and a few minutes, and
 # slurm_steps.sh runs slurmdbd on MariaDB beside it: 2 GiB.
-mapfile -t suite < <(suite_tests 'tests/integration/systemd/*.sh')
-tests/vm/run-suite.sh --systemd --mem 2048 --test-timeout 600 "${suite[@]}"
+MEMGUARD_SUITE_TESTS='tests/integration/systemd/*.sh' \
+	tests/vm/run-suite.sh --systemd --mem 2048 --test-timeout 600
 
 step "benchmark smoke run (the full one is bench/run.sh, outside CI)"
 bench/run.sh --smoke
