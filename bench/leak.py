@@ -29,6 +29,8 @@ import re
 import statistics
 import sys
 
+import section
+
 VARIANTS = ["memguardd", "systemd", "earlyoom", "kernel"]
 LABEL = {
     "memguardd": "memguardd, `[service leak]`",
@@ -283,15 +285,7 @@ def main():
             cells.append(f"{acted}; {r['ended']}; {again}; {r['unusable_s']:.1f} s; {hb}")
         w(f"| {rep} | " + " | ".join(cells) + " |")
     w("")
-    notes = os.path.join(out, "notes.md")
-    if os.path.exists(notes):
-        text = open(notes).read()
-        first, _, rest = text.partition("\n")
-        if first.strip() == f"<!-- run: {date} -->":
-            w(rest.strip("\n"))
-            w("")
-    with open(os.path.join(out, "section.md"), "w") as f:
-        f.write("\n".join(L).rstrip("\n") + "\n")
+    section.write(out, date, L)
     return 0
 
 

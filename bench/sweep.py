@@ -29,6 +29,8 @@ import re
 import statistics
 import sys
 
+import section
+
 VARIANTS = ["memguard", "parallel", "parallel-memfree", "xargs"]
 LABEL = {
     "memguard": "memguard --strict --retries 2",
@@ -367,15 +369,7 @@ def main():
         for name, met, figure, runs in goals:
             w(f"- {name}: **{'met' if met else 'missed'}**, {figure}; {runs}.")
         w("")
-    notes = os.path.join(out, "notes.md")
-    if os.path.exists(notes):
-        text = open(notes).read()
-        first, _, rest = text.partition("\n")
-        if first.strip() == f"<!-- run: {date} -->":
-            w(rest.strip("\n"))
-            w("")
-    with open(os.path.join(out, "section.md"), "w") as f:
-        f.write("\n".join(L).rstrip("\n") + "\n")
+    section.write(out, date, L)
     return 0
 
 
