@@ -154,19 +154,26 @@ run_checks()
 	expect "the command's own completion, later words" "alpha beta" -- memguard -- fakewithcomp x ""
 	expect "every value after =" "auto on off" -- memguard --rlimit-as = ""
 	expect "after a value, the command" "pythonfake" -- memguard --runtime pypy pythonfa
+	expect_has "report as the first word" "report" -- memguard repo
+	expect "report's options" "--svg --help" -- memguard report -
+	expect "a file after report --svg" "other" -- memguard report --svg ot
+	expect "report's joblogs are files" "list.txt" -- memguard report --svg x.svg lis
+	expect "report is a subcommand only first" "" -- memguard -n 4 -- report --s
 
+	# Without built binaries, memguard --help's options as of this script.
+	local fallback="-n --ntasks --tasks --mem-per-task --mem --reserve --runtime --no-heap-flags
+		--rlimit-as --memory-high --strict --elastic --require-cgroups --no-cgroups --backend
+		--step-cpus --share-job --grace --joblog --resume --resume-failed --retries --results
+		--progress --explain --dry-run --report --metrics --config --cgroup-parent -q --quiet -v
+		--verbose -h --help --version -j --jobs -k --keep-order --line-buffer -u --ungroup --tag
+		--halt -C --colsep -a --arg-file --quote"
 	complete_words memguard --
 	got=$(grep -- '^--.' <<<"$got")
-	expect_set "memguard --<TAB> is memguard --help" "$(options_of "${MEMGUARD_BIN:-}" \
-		"--ntasks --tasks --mem-per-task --mem --reserve --runtime --no-heap-flags --rlimit-as
-		--memory-high --strict --elastic --require-cgroups --no-cgroups --grace --explain --dry-run
-		--report --config --cgroup-parent --quiet --verbose --help --version" | grep -- '^--')"
+	expect_set "memguard --<TAB> is memguard --help" \
+		"$(options_of "${MEMGUARD_BIN:-}" "$fallback" | grep -- '^--')"
 	complete_words memguard -
 	got=$(grep -v -- '^--$' <<<"$got")
-	expect_set "memguard -<TAB> is memguard --help" "$(options_of "${MEMGUARD_BIN:-}" \
-		"-n --ntasks --tasks --mem-per-task --mem --reserve --runtime --no-heap-flags --rlimit-as
-		--memory-high --strict --elastic --require-cgroups --no-cgroups --grace --explain --dry-run
-		--report --config --cgroup-parent -q --quiet -v --verbose -h --help --version")"
+	expect_set "memguard -<TAB> is memguard --help" "$(options_of "${MEMGUARD_BIN:-}" "$fallback")"
 
 	complete_words memguardd -
 	expect_set "memguardd -<TAB> is memguardd --help" "$(options_of "${MEMGUARDD_BIN:-}" \
