@@ -437,6 +437,16 @@ def read_notes(path, run):
     return {k: "\n".join(v).strip() for k, v in parts.items() if "\n".join(v).strip()}
 
 
+def measured_elsewhere(rows):
+    """The sentence saying which earlier run measured these records (bench/carry.py's mark), or None."""
+    marks = {json.dumps(r["measured_in"], sort_keys=True) for r in rows if r.get("measured_in")}
+    if not marks:
+        return None
+    runs = [json.loads(m) for m in sorted(marks)]
+    said = "; ".join(f"run {m.get('run')} of {str(m.get('date') or '?')[:10]}, memguard {m.get('git')}" for m in runs)
+    return f"**Not re-run with the rest of this page:** these figures come from {said}."
+
+
 def scale_section(w, scale, args, note=None):
     """The decision time and start-up of memguardd against the number of guarded cgroups (bench/scale.sh)."""
     w("### Decision time against the guard's size")
@@ -457,6 +467,10 @@ def scale_section(w, scale, args, note=None):
         "for the launcher's runs, it reads the xattr."
     )
     w("")
+    elsewhere = measured_elsewhere(scale)
+    if elsewhere:
+        w(elsewhere)
+        w("")
     if note:
         w(note)
         w("")
@@ -1118,6 +1132,10 @@ def main():
                 "memguardd's USS."
             )
         w("")
+        elsewhere = measured_elsewhere(idle)
+        if elsewhere:
+            w(elsewhere)
+            w("")
         if notes.get("idle"):
             w(notes["idle"])
             w("")

@@ -19,10 +19,12 @@ usage() {
 		  --scenarios "A B"    scenarios to run (default: all; see bench/scenarios.sh)
 		  --variants "A B"     variants to run (default: all)
 		  --no-costs           skip the start-up costs (a systemd guest)
-		  --no-idle            skip the daemons' idle costs
+		  --no-idle            skip the daemons' idle costs (a full run keeps those of the results it
+		                       replaces, marked with the run that measured them: bench/carry.py)
 		  --idle-minutes M     how long the daemons idle (default 10)
 		  --idle-mem "MIB..."  guest sizes the daemons idle in, one guest each (default "1024 8192")
-		  --scale              also measure memguardd's decision time against the guard's size
+		  --scale              also measure memguardd's decision time against the guard's size (without
+		                       it, a full run keeps the scale records it replaces, as for --no-idle)
 		  --scale-n "N..."     guarded cgroup counts for --scale (default "1 64 1024 4096")
 		  --scale-mem MIB      the scale guest's memory (default 3072)
 		  --scale-seconds S    how long memguardd decides at each count (default 20)
@@ -515,7 +517,13 @@ if ((render)); then
 				--md "$results_dir/section.md" || status=$?
 		else
 			mkdir -p "$here/results"
-			cp "$run_dir/results.jsonl" "$here/results/results.jsonl"
+			# The idle and scale records this run did not measure stay, marked with the run that did.
+			carry=()
+			((idle && idle_minutes > 0)) || carry+=(idle)
+			((scale)) || carry+=(scale)
+			python3 "$here/carry.py" --new "$run_dir/results.jsonl" --old "$here/results/results.jsonl" \
+				--kinds "${carry[*]}" >"$here/results/results.jsonl.new" &&
+				mv "$here/results/results.jsonl.new" "$here/results/results.jsonl" || status=$?
 			python3 "$here/render.py" --results "$here/results/results.jsonl" --md "${doc:-$top/docs/benchmarks.md}" \
 				--svg "$here/results/benchmarks.svg" --svg-link ../bench/results/benchmarks.svg \
 				--scale-svg "$here/results/benchmarks-scale.svg" --scale-svg-link ../bench/results/benchmarks-scale.svg \
