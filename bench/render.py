@@ -121,11 +121,22 @@ def cell_figures(r):
             off = -1
     if 0 <= off < len(tasks):
         _first, onset, gone = tasks[off][0], tasks[off][1], tasks[off][2]
-        if onset and gone and gone >= onset and not harness_killed(off):
-            f["freed_s"] = (gone - onset) / 1000
+        # Freed: the first end of the offender's processes at or after the moment measured from. A retry
+        # (memguard --retries) starts it again later, so gone is the end of its last attempt; the ends of
+        # every attempt came with retries (absent before: gone is the only end).
+        ends = tasks[off][5] if len(tasks[off]) > 5 and tasks[off][5] else ([gone] if gone else [])
+
+        def freed_after(t):
+            end = next((e for e in ends if e >= t), None)
+            if end is None or (f["timeout"] and end >= cutoff):
+                return None
+            return (end - t) / 1000
+
+        if onset:
+            f["freed_s"] = freed_after(onset)
         # The node's pressure onset (MemAvailable below 10% of MemTotal); absent in older results.
-        if low and gone and low <= gone and not harness_killed(off):
-            f["pressure_freed_s"] = (gone - low) / 1000
+        if low:
+            f["pressure_freed_s"] = freed_after(low)
     f["offender_used"] = off
     return f
 
@@ -894,16 +905,17 @@ def main():
     w(
         "- **onset → freed**: from the first 100 ms sample (bench/sampler.c) at which the offender's "
         "process tree held more than 80% of the (MemTotal − 5%)/N share in anonymous memory to the first sample with none "
-        "of its processes left, i.e. its memory freed. Where the scenario has no offender, the first task "
-        "a guard killed. — when nothing was killed before the deadline, or the task was killed before it "
+        "of its processes left, i.e. its memory freed. memguard's retries start a killed task again later: the "
+        "first attempt to end after the onset counts, not the last. Where the scenario has no offender, the "
+        "first task a guard killed and no retry then finished. — when nothing was killed before the deadline, or the task was killed before it "
         "reached 80% of that share (memguard's own share is about 12% smaller: it counts only what the guest has available). The median is over the runs that have a value (count in brackets when "
         "fewer than all)."
     )
     w(
         "- **pressure → freed**: from the first sample at which MemAvailable fell below 10% of MemTotal "
-        "(the node's pressure onset; earlyoom's default line) to the same freed moment, for the same task. — "
-        "when the node never fell below 10% before the memory was freed (the guard acted earlier, as strict "
-        "limits do) or nothing was killed. In hog, the freed moment is when the process outside the run "
+        "(the node's pressure onset; earlyoom's default line) to the first end of the same task's processes at "
+        "or after it (a retry's, when the first attempt ended earlier). — when no attempt of the task ended "
+        "after the node fell below 10% (the guard acted earlier, as strict limits do) or nothing was killed. In hog, the freed moment is when the process outside the run "
         "ended (— when the harness had to stop it). Median and count as for onset → freed."
         + ("" if recorded_low else " This run's sampler did not record the pressure onset yet: all —.")
     )

@@ -11,6 +11,8 @@
  *          (SHARE_KIB is (MemTotal - 5%) / N; memguard's own share is smaller,
  *          since it counts only what is available, so 90% would miss its kills)
  *   gone   the first sample, after first, with no live process (memory freed)
+ *   ends   every such sample, up to MAX_ENDS: memguard's retry starts a task
+ *          again, so gone is the end of its last attempt and ends[0] of its first
  * and the most it held. For the node: the lowest MemAvailable, and the first
  * sample at which MemAvailable < MemTotal / 10 (pressure onset, earlyoom's
  * default line; mem_available_low_ms, 0 when never). Writes JSON to OUT.json
@@ -45,8 +47,13 @@ struct slot {
 	unsigned tick;
 };
 
+/* The attempts whose ends a task keeps: memguard makes three at most by default. */
+#define MAX_ENDS 8
+
 struct task {
 	long long first, onset, gone, peak_at;
+	long long ends[MAX_ENDS];
+	int nends;
 	long max_kib, max_procs;
 	long kib, procs; /* this sample */
 };
@@ -139,9 +146,13 @@ static void dump(struct bgwrite *w, const struct task *t, int ntasks, long long 
 		        "[",
 		        start, share_kib, samples, worst_scan_ms, avail_min_kib, avail_low_ms,
 		        final ? "true" : "false");
-		for (int i = 0; i < ntasks; i++)
-			fprintf(f, "%s[%lld,%lld,%lld,%ld,%ld]", i ? "," : "", t[i].first, t[i].onset,
+		for (int i = 0; i < ntasks; i++) {
+			fprintf(f, "%s[%lld,%lld,%lld,%ld,%ld,[", i ? "," : "", t[i].first, t[i].onset,
 			        t[i].gone, t[i].max_kib, t[i].max_procs);
+			for (int e = 0; e < t[i].nends; e++)
+				fprintf(f, "%s%lld", e ? "," : "", t[i].ends[e]);
+			fputs("]]", f);
+		}
 		fputs("]}\n", f);
 	}
 	bgwrite_commit(w, f, final);
@@ -293,6 +304,8 @@ int main(int argc, char **argv)
 					k->max_procs = k->procs;
 			} else if (k->first && !k->gone) {
 				k->gone = now;
+				if (k->nends < MAX_ENDS)
+					k->ends[k->nends++] = now;
 			}
 		}
 		if (avail >= 0 && (avail_min < 0 || avail < avail_min))
