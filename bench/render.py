@@ -739,7 +739,7 @@ def main():
     )
     w("")
     w("```sh")
-    w("bench/run.sh            # everything, writes this page: about 125 minutes on 2 cores under TCG (time: below)")
+    w("bench/run.sh            # everything, writes this page: about 110 minutes on 2 cores under TCG (time: below)")
     w("bench/run.sh --smoke    # runaway under the kernel alone and memguard --strict, once: about 2 minutes")
     w("bench/run.sh --help     # repetitions, subsets of scenarios and variants, skipping the costs")
     w("```")
