@@ -16,23 +16,12 @@
 #       report count a task from 1;
 #   a run stopped by SIGTERM exits 143, whatever its tasks did.
 # Runs on the host through ctest (degraded: no cgroup, no memory used) and in
-# the VM (cgroup mode). Not lib.sh: it insists on cgroup v2.
+# the VM (cgroup mode), so base.sh: lib.sh insists on cgroup v2.
 # shellcheck disable=SC2016,SC2154 # the tasks' $VARIABLES; the trap's own loop
-set -euo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-memguard=${MEMGUARD_BUILD:-$top/build}/bin/memguard
-work=$(mktemp -d /tmp/mgtest.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/base.sh"
 W=$work
 trap 'for f in "$W"/pid.*; do [ -s "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null || true; done; rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { echo "  $*"; }
-assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
-assert_contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$3: '$2' not in $1"; }; }
-json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
-mg=("$memguard")
-if ! grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null || [ "$(id -u)" -ne 0 ]; then
-	mg+=(--no-cgroups)
-fi
+memguard_here
 [ "$(id -u)" -eq 0 ] || fail "needs root (to run memguard as nobody)"
 command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
 header=$'Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tShare\tPeak\tOOMKills\tOutcome\tAttempt\tCommand'

@@ -6,18 +6,9 @@
 # of the next run failed with MemoryError; and its -n was the budget's count
 # (569 on a 2-core host), not bounded by the CPUs.
 # Runs on the host through ctest (degraded: RLIMIT_AS all the same; each task
-# holds 40 MiB) and in the VM (cgroup mode). Not lib.sh: it insists on cgroup v2.
-set -euo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-memguard=${MEMGUARD_BUILD:-$top/build}/bin/memguard
-work=$(mktemp -d /tmp/mgtest.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { echo "  $*"; }
-mg=("$memguard")
-if ! grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null || [ "$(id -u)" -ne 0 ]; then
-	mg+=(--no-cgroups)
-fi
+# holds 40 MiB) and in the VM (cgroup mode), so base.sh: lib.sh insists on cgroup v2.
+. "$(dirname "${BASH_SOURCE[0]}")/base.sh"
+memguard_here
 command -v python3 >/dev/null || fail "python3 is missing"
 
 # Each task holds 40 MiB for a second, and reserves 64 MiB it never touches, as

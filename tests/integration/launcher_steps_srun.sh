@@ -6,16 +6,10 @@
 # rest as not started, so that --resume-failed runs them later. Before, it
 # ran every task through the failing srun, each one "failed".
 # A fake srun and a fake Slurm job's environment: runs on the host through
-# ctest (degraded) and in the VM (cgroup mode). Not lib.sh: it insists on
-# cgroup v2.
-set -euo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-memguard=${MEMGUARD_BUILD:-$top/build}/bin/memguard
-W=$(mktemp -d /tmp/mgtest.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { echo "  $*"; }
-assert_contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$3: '$2' not in $1"; }; }
+# ctest (degraded) and in the VM (cgroup mode), so base.sh: lib.sh insists
+# on cgroup v2.
+. "$(dirname "${BASH_SOURCE[0]}")/base.sh"
+W=$work
 
 mkdir "$W/bin"
 cat >"$W/bin/srun" <<SH

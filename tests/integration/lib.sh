@@ -1,28 +1,13 @@
 # Shared by the integration scripts: paths and assertions. Sourced, not run.
 # These tests need root and cgroup v2 with the memory controller: they run in
 # the VM (tests/vm/run-suite.sh) or on such a host. They never skip.
-set -euo pipefail
-
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${MEMGUARD_BUILD:-$top/build}
-memguard=$build/bin/memguard
-memguardd=$build/bin/memguardd
-memhog=$build/tests/programs/memhog
-cgroot=/sys/fs/cgroup
-work=$(mktemp -d /tmp/mgtest.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { echo "  $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/base.sh"
 
 require_cgroup2() {
 	grep -qw memory "$cgroot/cgroup.controllers" 2>/dev/null ||
 		fail "no cgroup v2 memory controller at $cgroot: run inside tests/vm"
 	[ "$(id -u)" -eq 0 ] || fail "needs root"
 }
-
-# json FILE EXPR: evaluates a Python expression over the parsed JSON as `r`.
-json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # keeps_of CGROUP: its user.memguard.keeps (what memguardd left it of its job beside the runs), or "none".
 keeps_of() {
@@ -33,11 +18,6 @@ except OSError:
     print("none")' "$1"
 }
 
-assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
-assert_contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$3: '$2' not in $1"; }; }
-
-# Lets scratch cgroups below the root have memory and pids, as memguard
-# does for its own (a fresh guest enables nothing).
 # cg_kill CGROUP: SIGKILL to everything in it and below, through cgroup.kill
 # where the kernel has it (5.14), else process by process (5.10).
 cg_kill() {
@@ -47,6 +27,8 @@ cg_kill() {
 		find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
 	fi
 }
+# Lets scratch cgroups below the root have memory and pids, as memguard
+# does for its own (a fresh guest enables nothing).
 enable_root_controllers() { echo "+memory +pids" >"$cgroot/cgroup.subtree_control"; }
 
 # kernel_has FEATURE: whether this kernel has FEATURE, one of cgroup.kill (5.14), process_mrelease (5.15),

@@ -15,16 +15,9 @@
 # here needs cgroups or uses memory) and in the VM (cgroup mode): without a
 # cgroup v2 memory controller the runs are degraded, with one (as root) the
 # tasks get their cgroups.
-# (Not lib.sh: it insists on cgroup v2, and this test runs without it too.)
+# (base.sh, not lib.sh: lib.sh insists on cgroup v2, and this test runs without it too.)
 # shellcheck disable=SC1083,SC2016 # {} and $x are parallel's and the tasks', not this shell's
-set -euo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-memguard=${MEMGUARD_BUILD:-$top/build}/bin/memguard
-cgroot=/sys/fs/cgroup
-work=$(mktemp -d /tmp/mgtest.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { echo "  $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/base.sh"
 
 command -v parallel >/dev/null || fail "GNU parallel is not installed (scripts/deps.sh test)"
 parallel --version | head -1 | grep -q 'GNU parallel' || fail "parallel is not GNU parallel"
