@@ -96,10 +96,12 @@ def cell_figures(r):
     tasks = samp.get("tasks") or [[0, 0, 0, 0, 0]] * n
     cutoff = r["launch_ms"] + r["deadline_s"] * 1000
 
+    def stopped_by_deadline(end):
+        # An end (0: none) at or after the deadline that stopped the cell: the harness's, not a guard's.
+        return f["timeout"] and (end == 0 or end >= cutoff)
+
     def harness_killed(i):
-        # Still running when the deadline stopped the cell: timed out, not killed by a guard.
-        gone = tasks[i][2] if i < len(tasks) else 0
-        return f["timeout"] and (gone == 0 or gone >= cutoff)
+        return stopped_by_deadline(tasks[i][2] if i < len(tasks) else 0)
 
     f["finished"] = sum(1 for s in statuses if s == 0)
     killed = [i for i, s in enumerate(statuses) if s is not None and s > 128 and not harness_killed(i)]
@@ -128,7 +130,7 @@ def cell_figures(r):
 
         def freed_after(t):
             end = next((e for e in ends if e >= t), None)
-            if end is None or (f["timeout"] and end >= cutoff):
+            if end is None or stopped_by_deadline(end):
                 return None
             return (end - t) / 1000
 
